@@ -1,0 +1,34 @@
+# Two commands: `make run` starts the app on the demo data, `make test` runs lint and tests.
+# Both create the virtual environment on first use; a stamp file makes later runs install
+# nothing unless pyproject.toml changed.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PORT   ?= 8501
+
+.PHONY: run test lint e2e benchmarks venv clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/streamlit run dashboard/app.py --server.port $(PORT)
+
+test: $(STAMP)
+	$(BIN)/ruff check core dashboard tests benchmarks
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check core dashboard tests benchmarks
+
+e2e: $(STAMP)
+	$(BIN)/python -m pytest tests/e2e
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

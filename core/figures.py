@@ -1,0 +1,36 @@
+"""Plotly figures built from results; pure functions shared by the app and exports."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+OBSERVED_COLOR = "#1f5f8b"
+PREDICTED_COLOR = "#f4b942"
+
+
+def class_balance_figure(balance: pd.DataFrame) -> go.Figure:
+    """Observed class shares beside mean predicted probabilities (calibration in the large).
+
+    ``balance`` is :meth:`core.data.AuditData.class_balance`: columns ``class``, ``count``,
+    ``share`` and ``mean predicted probability``. A calibrated model has the two bars of each
+    class at the same height.
+    """
+    figure = go.Figure()
+    figure.add_bar(
+        x=balance["class"], y=balance["share"], name="observed share",
+        marker_color=OBSERVED_COLOR, text=[f"{c:,}" for c in balance["count"]],
+        hovertemplate="%{x}: %{y:.3f} observed (%{text} rows)<extra></extra>",
+    )
+    figure.add_bar(
+        x=balance["class"], y=balance["mean predicted probability"],
+        name="mean predicted probability", marker_color=PREDICTED_COLOR,
+        hovertemplate="%{x}: %{y:.3f} predicted<extra></extra>",
+    )
+    figure.update_layout(
+        barmode="group", height=300, margin=dict(l=10, r=10, t=30, b=10),
+        yaxis=dict(title="share of rows", rangemode="tozero", tickformat=".0%"),
+        xaxis=dict(title="class", type="category"),
+        legend=dict(orientation="h", y=1.12, x=0),
+    )
+    return figure

@@ -1,0 +1,1 @@
+"""Calibration Atlas dashboard: a Streamlit multipage app on top of ``core``."""

@@ -1,0 +1,32 @@
+"""Calibration Atlas — entry point: page navigation and the active-dataset sidebar.
+
+Run with ``make run`` (or ``streamlit run dashboard/app.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from dashboard.components import dataset_card
+from dashboard.state import active_audit, active_source
+
+HERE = Path(__file__).parent
+
+st.set_page_config(
+    page_title="Calibration Atlas",
+    page_icon=str(HERE.parent / "assets" / "logo.svg"),
+    layout="wide",
+)
+
+PAGES = [
+    st.Page(HERE / "pages" / "data.py", title="Data", icon=":material/table_view:", default=True),
+]
+
+st.logo(str(HERE.parent / "assets" / "logo.svg"))
+navigation = st.navigation(PAGES)
+navigation.run()
+# Drawn after the page so that a dataset the page just activated shows at once.
+with st.sidebar:
+    dataset_card(active_audit(), active_source())

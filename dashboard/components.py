@@ -1,0 +1,36 @@
+"""Small Streamlit building blocks shared by several pages."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.data import AuditData, ValidationNote
+
+
+def dataset_card(audit: AuditData, source: str) -> None:
+    """Sidebar summary of the active dataset."""
+    st.markdown("**Active dataset**")
+    st.markdown(f"{audit.name}")
+    st.caption(source)
+    kind = "binary" if audit.is_binary else f"{audit.n_classes} classes"
+    lines = [f"{audit.n:,} rows · {kind}"]
+    if audit.feature_frame.shape[1]:
+        lines.append("features: " + ", ".join(audit.feature_frame.columns))
+    if audit.groups.shape[1]:
+        lines.append("groups: " + ", ".join(audit.groups.columns))
+    if audit.split is not None:
+        parts = {p: int((audit.split == p).sum()) for p in ("train", "calibration", "test")}
+        lines.append("split: " + ", ".join(f"{k} {v:,}" for k, v in parts.items() if v))
+    st.caption("  \n".join(lines))
+
+
+def validation_report(notes: tuple[ValidationNote, ...] | list[ValidationNote]) -> None:
+    """Show what validation found and repaired; a clean dataset says so."""
+    if not notes:
+        st.success("All checks passed; nothing had to be repaired.", icon=":material/check:")
+        return
+    for note in notes:
+        if note.level == "warning":
+            st.warning(note.message, icon=":material/build:")
+        else:
+            st.info(note.message, icon=":material/info:")

@@ -1,0 +1,243 @@
+"""Data page: choose a demo, upload a table, or train a reference model; inspect the result."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+import streamlit as st
+
+from core.column_guess import group_member_columns, guess_columns
+from core.data import AuditData, ColumnMapping, DataError, summarise_columns
+from core.demo import DEMOS, demo_mapping
+from core.figures import class_balance_figure
+from core.readers import SUPPORTED_SUFFIXES, LoadedTable, read_table
+from core.reference_model import REFERENCE_MODELS, train_reference_model
+from dashboard.components import validation_report
+from dashboard.state import active_audit, active_source, cached_demo, cached_demo_frame, set_active
+
+NONE = "(none)"
+AUTOMATIC = "(automatic)"
+PREVIEW_ROWS = 500
+EXAMPLE_CSV = """y,p,age,sex,race
+1,0.81,34,female,Black
+0,0.12,51,male,White
+0,0.35,29,female,Hispanic"""
+
+
+@st.cache_data(show_spinner="Reading the file…", max_entries=8)
+def cached_read(content: bytes, name: str) -> LoadedTable:
+    return read_table(content, name)
+
+
+def demo_tab() -> None:
+    keys = list(DEMOS)
+    key = st.selectbox(
+        "Demo dataset", keys, format_func=lambda k: DEMOS[k].title, key="demo_choice",
+    )
+    st.markdown(DEMOS[key].description)
+    if st.button("Use this demo", type="primary", key="use_demo"):
+        set_active(cached_demo(key), f"demo: {DEMOS[key].title}")
+        st.success(f"Now auditing the demo “{DEMOS[key].title}”.")
+
+
+def upload_tab() -> None:
+    uploaded = st.file_uploader(
+        "Upload a table (CSV, TSV or Parquet)",
+        type=[s.lstrip(".") for s in SUPPORTED_SUFFIXES], key="upload_file",
+    )
+    if uploaded is None:
+        st.markdown(
+            "One row per prediction. Needed: a **label** column (integers or class names) and "
+            "the model's **predicted probabilities** — one column with P(y = 1) for a binary "
+            "model, or one column per class (`p_cat`, `p_dog`, …) — or logits. Optional: the "
+            "**audit features** to test local calibration on (numeric or categorical), "
+            "**group** attributes, a **split** column (train / calibration / test). Example:"
+        )
+        st.code(EXAMPLE_CSV, language="text")
+        return
+    try:
+        table = cached_read(uploaded.getvalue(), uploaded.name)
+    except DataError as error:
+        st.error(str(error), icon=":material/error:")
+        return
+    st.session_state["uploaded_table"] = table
+    frame = table.frame
+    st.caption(f"Read {len(frame):,} rows × {frame.shape[1]} columns from {table.source}.")
+    for note in table.notes:
+        st.info(note, icon=":material/info:")
+    st.dataframe(frame.head(20), width="stretch", hide_index=True)
+
+    file_key = hashlib.sha1(uploaded.getvalue()).hexdigest()[:10]
+    mapping = mapping_form(frame, f"map_{file_key}")
+    if st.button("Validate and use this table", type="primary", key="use_upload"):
+        activate(frame, mapping, uploaded.name, f"upload: {uploaded.name}")
+
+
+def mapping_form(frame, key: str) -> ColumnMapping:
+    """Widgets mapping columns to roles, pre-filled with :func:`guess_columns`."""
+    guess = guess_columns(frame)
+    columns = [str(c) for c in frame.columns]
+    left, right = st.columns(2)
+    with left:
+        label = st.selectbox(
+            "Label column", columns,
+            index=columns.index(guess.label) if guess.label in columns else 0, key=f"{key}_label",
+        )
+        probs = st.multiselect(
+            "Probability columns (one for binary P(y=1), or one per class)", columns,
+            default=list(guess.probs), key=f"{key}_probs",
+        )
+        logits = st.checkbox(
+            "These columns hold logits (log-odds or unnormalised scores)", value=guess.logits,
+            key=f"{key}_logits",
+        )
+        positive = AUTOMATIC
+        if len(probs) <= 2 and label in columns:
+            values = sorted(frame[label].dropna().astype(str).unique())[:20]
+            positive = st.selectbox(
+                "Positive class (the event the probability refers to)", [AUTOMATIC, *values],
+                key=f"{key}_positive",
+            )
+    with right:
+        features = st.multiselect(
+            "Audit features (local calibration is tested over these)", columns,
+            default=list(guess.features), key=f"{key}_features",
+        )
+        groups = st.multiselect(
+            "Group attributes (for per-group diagnostics)", columns,
+            default=list(guess.groups), key=f"{key}_groups",
+        )
+        split = st.selectbox(
+            "Split column (train / calibration / test)", [NONE, *columns],
+            index=1 + columns.index(guess.split) if guess.split else 0, key=f"{key}_split",
+        )
+        members = st.multiselect(
+            "Ensemble member columns (optional)", columns, default=list(guess.members),
+            key=f"{key}_members",
+        )
+    return ColumnMapping(
+        label=label, probs=tuple(probs), logits=logits,
+        positive=None if positive == AUTOMATIC else positive,
+        features=tuple(features), groups=tuple(groups),
+        split=None if split == NONE else split,
+        members=group_member_columns(members, max(len(probs), 2)),
+    )
+
+
+def activate(frame, mapping: ColumnMapping, name: str, source: str) -> None:
+    if not mapping.probs:
+        st.error("Choose at least one probability column.", icon=":material/error:")
+        return
+    try:
+        audit = AuditData.from_mapping(frame, mapping, name=name)
+    except DataError as error:
+        st.error(str(error), icon=":material/error:")
+        return
+    set_active(audit, source)
+    st.success(f"Now auditing {name}: {audit.n:,} rows passed validation.")
+
+
+def reference_tab() -> None:
+    st.markdown(
+        "No predictions yet? Train a reference model on one third of a raw table, then audit "
+        "its predictions on the other two thirds (a calibration and a test split), as in the "
+        "COMPAS audit of the I-trustworthy paper."
+    )
+    sources = {}
+    if "uploaded_table" in st.session_state:
+        table: LoadedTable = st.session_state["uploaded_table"]
+        sources[f"uploaded: {table.source}"] = table.frame
+    census = cached_demo_frame("census")
+    sources["demo: census features without the model's predictions"] = census.drop(
+        columns=list(demo_mapping("census").probs) + [demo_mapping("census").split]
+    )
+    source = st.selectbox("Raw table", list(sources), key="ref_source")
+    frame = sources[source]
+    guess = guess_columns(frame)
+    columns = [str(c) for c in frame.columns]
+    left, right = st.columns(2)
+    with left:
+        label = st.selectbox(
+            "Label column", columns,
+            index=columns.index(guess.label) if guess.label in columns else 0, key="ref_label",
+        )
+        model_features = st.multiselect(
+            "Model features (what the model sees)", [c for c in columns if c != label],
+            default=[c for c in guess.features if c != label], key="ref_model_features",
+        )
+        model = st.selectbox(
+            "Model", list(REFERENCE_MODELS), format_func=REFERENCE_MODELS.get, key="ref_model",
+        )
+        seed = st.number_input("Seed", min_value=0, value=0, step=1, key="ref_seed")
+    with right:
+        audit_features = st.multiselect(
+            "Audit features", [c for c in columns if c != label],
+            default=[c for c in guess.groups if c != label], key="ref_audit_features",
+        )
+        groups = st.multiselect(
+            "Group attributes", [c for c in columns if c != label],
+            default=[c for c in guess.groups if c != label], key="ref_groups",
+        )
+    if st.button("Train and audit this model", type="primary", key="ref_train"):
+        try:
+            with st.spinner("Training the reference model…"):
+                result = train_reference_model(
+                    frame, label, model_features, model=model, seed=int(seed)
+                )
+        except DataError as error:
+            st.error(str(error), icon=":material/error:")
+            return
+        for note in result.notes:
+            st.info(note, icon=":material/model_training:")
+        mapping = replace(result.mapping, features=tuple(audit_features), groups=tuple(groups))
+        name = f"{REFERENCE_MODELS[model]} on {source.split(': ', 1)[1]}"
+        activate(result.frame, mapping, name, f"reference model: {name}")
+        st.download_button(
+            "Download the table with predictions (CSV)",
+            result.frame.to_csv(index=False).encode(), file_name="reference_predictions.csv",
+            mime="text/csv",
+        )
+
+
+def overview(audit: AuditData, source: str) -> None:
+    st.header(audit.name)
+    st.caption(source)
+    if audit.description:
+        st.markdown(audit.description)
+    cols = st.columns(4)
+    cols[0].metric("Rows", f"{audit.n:,}")
+    cols[1].metric("Classes", "binary" if audit.is_binary else audit.n_classes)
+    cols[2].metric("Audit features", audit.feature_frame.shape[1])
+    cols[3].metric("Group attributes", audit.groups.shape[1])
+
+    st.subheader("Validation report")
+    validation_report(audit.report)
+
+    frame = audit.to_frame()
+    st.subheader("Preview")
+    st.caption(f"Preview: first {min(PREVIEW_ROWS, audit.n):,} of {audit.n:,} rows.")
+    st.dataframe(frame.head(PREVIEW_ROWS), width="stretch", hide_index=True)
+
+    left, right = st.columns([3, 2])
+    with left:
+        st.subheader("Columns")
+        st.dataframe(summarise_columns(frame), width="stretch", hide_index=True)
+    with right:
+        st.subheader("Class balance")
+        balance = audit.class_balance()
+        st.plotly_chart(class_balance_figure(balance), width="stretch")
+        st.dataframe(balance, width="stretch", hide_index=True)
+
+
+st.title("Data")
+st.caption("Choose the predictions to audit. The chosen dataset is used by every page.")
+demo, upload, reference = st.tabs(["Demo data", "Upload a table", "Train a reference model"])
+with demo:
+    demo_tab()
+with upload:
+    upload_tab()
+with reference:
+    reference_tab()
+st.divider()
+overview(active_audit(), active_source())
