@@ -15,8 +15,10 @@ from core.data import MAX_LEVELS, SPLIT_SPELLINGS
 
 LABEL_NAMES = ("label", "y", "target", "outcome", "class", "truth", "y_true", "actual",
                "observed", "labels", "ground_truth")
-PROB_PATTERN = re.compile(r"^(p|prob|proba|probability|pred_prob|predicted_prob|y_prob|y_pred_proba)"
-                          r"([_\-. ].+|\d+)?$", re.IGNORECASE)
+PROB_PATTERN = re.compile(
+    r"^(p|prob|proba|probability|pred_prob|predicted_prob|y_prob|y_pred_proba)([_\-. ].+|\d+)?$",
+    re.IGNORECASE,
+)
 LOGIT_PATTERN = re.compile(r"^(logit|logits|score|z)([_\-. ].+|\d+)?$", re.IGNORECASE)
 MEMBER_PATTERN = re.compile(r"^(member|model|m)[_\-. ]?\d+$", re.IGNORECASE)
 SPLIT_NAMES = ("split", "fold", "set", "partition", "subset", "part")
@@ -43,6 +45,10 @@ def guess_columns(df: pd.DataFrame) -> ColumnGuess:
     columns = [str(c) for c in df.columns]
     lowered = {c: c.lower().strip() for c in columns}
     label = next((c for name in LABEL_NAMES for c in columns if lowered[c] == name), None)
+    if label is None:  # the last two-valued column that is not a group attribute
+        binary = [c for c in columns if df[c].nunique() == 2
+                  and not any(word in lowered[c] for word in GROUP_NAMES)]
+        label = binary[-1] if binary else None
 
     # Probability columns are recognised by name even when their contents are not numeric,
     # so that validation can say what is wrong with them.

@@ -253,7 +253,7 @@ def _class_names_from_columns(columns: Sequence[str]) -> list[list[str]]:
             candidates.append([str(c)[len(prefix):] for c in columns])
             break
     common = len(_common_prefix([str(c) for c in columns]))
-    if 0 < common:
+    if common > 0:
         stripped = [str(c)[common:] for c in columns]
         if all(stripped):
             candidates.append(stripped)
@@ -687,25 +687,31 @@ def _check_roles_distinct(mapping: ColumnMapping) -> None:
             )
 
 
-def summarise_columns(df: pd.DataFrame) -> pd.DataFrame:
-    """Per-column summary for display: type, missing values, distinct values, range, top value."""
-    rows = []
+def summarise_columns(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per-column summaries for display: ``(numeric, categorical)``.
+
+    Numeric columns get missing count, distinct count, mean, standard deviation, minimum,
+    median and maximum; the others their missing count, number of levels and top level.
+    """
+    numeric_rows, categorical_rows = [], []
     for column in df.columns:
         series = df[column]
-        numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
-        row = {
-            "column": str(column),
-            "type": "numeric" if numeric else "categorical",
-            "missing": int(series.isna().sum()),
-            "distinct": int(series.nunique()),
-        }
-        if numeric:
+        base = {"column": str(column), "missing": int(series.isna().sum())}
+        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
             values = series.astype(float)
-            row.update(mean=values.mean(), std=values.std(ddof=0), min=values.min(),
-                       median=values.median(), max=values.max(), most_common="")
+            numeric_rows.append({
+                **base, "distinct": int(series.nunique()), "mean": values.mean(),
+                "std": values.std(ddof=0), "min": values.min(), "median": values.median(),
+                "max": values.max(),
+            })
         else:
             top = series.value_counts()
-            row.update(mean=np.nan, std=np.nan, min=np.nan, median=np.nan, max=np.nan,
-                       most_common=f"{top.index[0]} ({top.iloc[0]:,})" if len(top) else "")
-        rows.append(row)
-    return pd.DataFrame(rows)
+            categorical_rows.append({
+                **base, "levels": int(series.nunique()),
+                "most common": f"{top.index[0]} ({top.iloc[0]:,} rows)" if len(top) else "",
+            })
+    numeric = pd.DataFrame(numeric_rows, columns=["column", "missing", "distinct", "mean", "std",
+                                                  "min", "median", "max"])
+    categorical = pd.DataFrame(categorical_rows,
+                               columns=["column", "missing", "levels", "most common"])
+    return numeric, categorical

@@ -19,8 +19,9 @@ def class_balance_figure(balance: pd.DataFrame) -> go.Figure:
     figure = go.Figure()
     figure.add_bar(
         x=balance["class"], y=balance["share"], name="observed share",
-        marker_color=OBSERVED_COLOR, text=[f"{c:,}" for c in balance["count"]],
-        hovertemplate="%{x}: %{y:.3f} observed (%{text} rows)<extra></extra>",
+        marker_color=OBSERVED_COLOR, text=[f"{c:,} rows" for c in balance["count"]],
+        textposition="outside", cliponaxis=False,
+        hovertemplate="%{x}: %{y:.3f} observed (%{text})<extra></extra>",
     )
     figure.add_bar(
         x=balance["class"], y=balance["mean predicted probability"],
@@ -28,9 +29,9 @@ def class_balance_figure(balance: pd.DataFrame) -> go.Figure:
         hovertemplate="%{x}: %{y:.3f} predicted<extra></extra>",
     )
     figure.update_layout(
-        barmode="group", height=300, margin=dict(l=10, r=10, t=30, b=10),
+        barmode="group", height=320, margin=dict(l=10, r=10, t=60, b=10),
         yaxis=dict(title="share of rows", rangemode="tozero", tickformat=".0%"),
         xaxis=dict(title="class", type="category"),
-        legend=dict(orientation="h", y=1.12, x=0),
+        legend=dict(orientation="h", yanchor="bottom", y=1.08, x=0),
     )
     return figure

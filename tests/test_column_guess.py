@@ -31,13 +31,19 @@ def test_guesses_roles_from_names_and_contents() -> None:
 
 
 def test_logit_columns_are_recognised() -> None:
-    frame = pd.DataFrame({"y": [0, 1] * 20, "logit_a": np.arange(40.0), "logit_b": -np.arange(40.0)})
+    frame = pd.DataFrame({"y": [0, 1] * 20, "logit_a": np.arange(40.0),
+                          "logit_b": -np.arange(40.0)})
     guess = guess_columns(frame)
     assert guess.probs == ("logit_a", "logit_b") and guess.logits
 
 
 def test_no_label_found() -> None:
-    assert guess_columns(pd.DataFrame({"a": [1, 2], "b": [3, 4]})).label is None
+    assert guess_columns(pd.DataFrame({"a": [1, 2, 3], "b": [3, 4, 5]})).label is None
+
+
+def test_label_falls_back_to_the_last_two_valued_column() -> None:
+    frame = pd.DataFrame({"sex": ["f", "m", "f"], "defaulted": [0, 1, 1], "p": [0.2, 0.5, 0.9]})
+    assert guess_columns(frame).label == "defaulted"
 
 
 def test_member_grouping() -> None:

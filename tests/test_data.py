@@ -160,8 +160,11 @@ def test_to_frame_and_class_balance() -> None:
     balance = audit.class_balance()
     assert balance["count"].sum() == audit.n
     np.testing.assert_allclose(balance["mean predicted probability"].sum(), 1.0)
-    summary = summarise_columns(frame)
-    assert set(summary["type"]) == {"numeric", "categorical"}
+    numeric, categorical = summarise_columns(frame)
+    assert list(numeric["column"]) == ["p_cat", "p_dog", "p_bird", "feature: x"]
+    assert list(categorical["column"]) == ["label"]
+    assert categorical["levels"].iloc[0] == 3
+    np.testing.assert_allclose(numeric["mean"].iloc[0], frame["p_cat"].mean())
 
 
 def test_ensemble_members() -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+import pandas as pd
 import streamlit as st
 
 from core.column_guess import group_member_columns, guess_columns
@@ -138,46 +139,70 @@ def activate(frame, mapping: ColumnMapping, name: str, source: str) -> None:
     st.success(f"Now auditing {name}: {audit.n:,} rows passed validation.")
 
 
+@dataclass(frozen=True)
+class RawSource:
+    """A raw table for the reference-model workflow and its default column roles."""
+
+    frame: pd.DataFrame
+    label: str | None
+    model_features: tuple[str, ...]
+    audit_features: tuple[str, ...]
+    groups: tuple[str, ...]
+
+
+def reference_sources() -> dict[str, RawSource]:
+    """The uploaded table (if any) and the census demo without its model's predictions."""
+    sources = {}
+    if "uploaded_table" in st.session_state:
+        table: LoadedTable = st.session_state["uploaded_table"]
+        guess = guess_columns(table.frame)
+        sources[f"uploaded: {table.source}"] = RawSource(
+            table.frame, guess.label, guess.features, guess.groups, guess.groups)
+    mapping = demo_mapping("census")
+    raw = cached_demo_frame("census").drop(columns=[*mapping.probs, mapping.split])
+    sources["demo: census features without the model's predictions"] = RawSource(
+        raw, mapping.label, mapping.features, ("age", "sex", "race"), mapping.groups)
+    return sources
+
+
 def reference_tab() -> None:
     st.markdown(
         "No predictions yet? Train a reference model on one third of a raw table, then audit "
         "its predictions on the other two thirds (a calibration and a test split), as in the "
         "COMPAS audit of the I-trustworthy paper."
     )
-    sources = {}
-    if "uploaded_table" in st.session_state:
-        table: LoadedTable = st.session_state["uploaded_table"]
-        sources[f"uploaded: {table.source}"] = table.frame
-    census = cached_demo_frame("census")
-    sources["demo: census features without the model's predictions"] = census.drop(
-        columns=list(demo_mapping("census").probs) + [demo_mapping("census").split]
-    )
+    sources = reference_sources()
     source = st.selectbox("Raw table", list(sources), key="ref_source")
-    frame = sources[source]
-    guess = guess_columns(frame)
+    defaults = sources[source]
+    frame = defaults.frame
     columns = [str(c) for c in frame.columns]
+    others = [c for c in columns if c != defaults.label]
     left, right = st.columns(2)
     with left:
         label = st.selectbox(
             "Label column", columns,
-            index=columns.index(guess.label) if guess.label in columns else 0, key="ref_label",
+            index=columns.index(defaults.label) if defaults.label in columns else 0,
+            key=f"ref_label_{source}",
         )
         model_features = st.multiselect(
-            "Model features (what the model sees)", [c for c in columns if c != label],
-            default=[c for c in guess.features if c != label], key="ref_model_features",
+            "Model features (what the model sees)", others,
+            default=[c for c in defaults.model_features if c in others],
+            key=f"ref_model_{source}",
         )
         model = st.selectbox(
-            "Model", list(REFERENCE_MODELS), format_func=REFERENCE_MODELS.get, key="ref_model",
+            "Model", list(REFERENCE_MODELS), format_func=REFERENCE_MODELS.get,
+            index=list(REFERENCE_MODELS).index("random_forest"), key="ref_model",
         )
         seed = st.number_input("Seed", min_value=0, value=0, step=1, key="ref_seed")
     with right:
         audit_features = st.multiselect(
-            "Audit features", [c for c in columns if c != label],
-            default=[c for c in guess.groups if c != label], key="ref_audit_features",
+            "Audit features", others,
+            default=[c for c in defaults.audit_features if c in others],
+            key=f"ref_audit_{source}",
         )
         groups = st.multiselect(
-            "Group attributes", [c for c in columns if c != label],
-            default=[c for c in guess.groups if c != label], key="ref_groups",
+            "Group attributes", others, default=[c for c in defaults.groups if c in others],
+            key=f"ref_groups_{source}",
         )
     if st.button("Train and audit this model", type="primary", key="ref_train"):
         try:
@@ -204,7 +229,8 @@ def overview(audit: AuditData, source: str) -> None:
     st.header(audit.name)
     st.caption(source)
     if audit.description:
-        st.markdown(audit.description)
+        with st.expander("About this dataset"):
+            st.markdown(audit.description)
     cols = st.columns(4)
     cols[0].metric("Rows", f"{audit.n:,}")
     cols[1].metric("Classes", "binary" if audit.is_binary else audit.n_classes)
@@ -222,7 +248,9 @@ def overview(audit: AuditData, source: str) -> None:
     left, right = st.columns([3, 2])
     with left:
         st.subheader("Columns")
-        st.dataframe(summarise_columns(frame), width="stretch", hide_index=True)
+        numeric, categorical = summarise_columns(frame)
+        st.dataframe(numeric, width="stretch", hide_index=True)
+        st.dataframe(categorical, width="stretch", hide_index=True)
     with right:
         st.subheader("Class balance")
         balance = audit.class_balance()

@@ -97,7 +97,14 @@ def page(browser):
 
 
 def screenshot(page, name: str) -> Path:
+    """Save the whole page: Streamlit scrolls inside its main block, so the viewport is first
+    stretched to that block's height."""
     SCREENSHOTS.mkdir(exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
+    height = page.evaluate(
+        "() => document.querySelector('[data-testid=\"stMain\"]')?.scrollHeight ?? 1000"
+    )
+    page.set_viewport_size({"width": page.viewport_size["width"], "height": min(height, 6000)})
+    page.wait_for_timeout(500)
     page.screenshot(path=str(path), full_page=True)
     return path

@@ -56,3 +56,13 @@ def test_defective_upload_shows_a_message(app_url: str, page, tmp_path) -> None:
     page.get_by_text("missing or infinite values in 2 rows (rows 4, 5)").wait_for()
     assert page.get_by_text("Traceback").count() == 0
     screenshot(page, "data-page-defect")
+
+
+def test_reference_model_workflow(app_url: str, page) -> None:
+    page.goto(app_url)
+    page.get_by_text("Preview: first 500 of 10,000 rows.").wait_for()
+    page.get_by_role("tab", name="Train a reference model").click()
+    page.get_by_role("button", name="Train and audit this model").click()
+    page.get_by_text("Trained a random forest on").wait_for()
+    page.get_by_text("rows passed validation").wait_for()
+    screenshot(page, "data-page-reference-model")
