@@ -21,11 +21,11 @@ run: $(STAMP)
 	$(BIN)/streamlit run dashboard/app.py --server.port $(PORT)
 
 test: $(STAMP)
-	$(BIN)/ruff check core dashboard tests benchmarks
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check core dashboard tests benchmarks
+	$(BIN)/ruff check .
 
 e2e: $(STAMP)
 	$(BIN)/python -m pytest tests/e2e
