@@ -1,0 +1,149 @@
+"""SKCE estimators and calibration tests: every case of VALIDATION.md's SKCE section."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core.skce import skce
+from core.stattests import hosmer_lemeshow, resampling_p_value, skce_test
+
+E = np.e
+TWO_POINTS = np.array([[1.0, 0.0], [0.0, 1.0]])
+TABLE = {  # labels → (unbiased, biased), kernel exp(-‖p − q‖²/2), white kernel on labels
+    (0, 1): (0.0, 0.0),
+    (0, 0): (0.0, 0.5),
+    (1, 0): (-2 / E, 1 - 1 / E),
+    (1, 1): (0.0, 0.5),
+}
+
+
+@pytest.mark.parametrize("labels", TABLE)
+def test_two_sample_table(labels: tuple[int, int]) -> None:
+    unbiased, biased = TABLE[labels]
+    y = np.array(labels)
+    assert skce(TWO_POINTS, y, bandwidth=1.0) == pytest.approx(unbiased, abs=1e-12)
+    assert skce(TWO_POINTS, y, bandwidth=1.0, estimator="biased") == pytest.approx(biased,
+                                                                                   abs=1e-12)
+    # The same predictions embedded in three classes take the general (non-binary) path.
+    padded = np.column_stack([TWO_POINTS, np.zeros(2)])
+    assert skce(padded, y, bandwidth=1.0) == pytest.approx(unbiased, abs=1e-12)
+    assert skce(padded, y, bandwidth=1.0, estimator="biased") == pytest.approx(biased,
+                                                                               abs=1e-12)
+
+
+def test_binary_form_with_scalar_probabilities() -> None:
+    # h = 2·k(p, p')(y − p)(y' − p') with k = exp(-(p − p')²): p = [1, 0], y = [0, 1] → −2/e.
+    # On the prediction vectors that kernel is exp(-‖·‖²/2), i.e. bandwidth σ = 1.
+    assert skce(np.array([1.0, 0.0]), np.array([0, 1]), bandwidth=1.0) == pytest.approx(-2 / E)
+
+
+@pytest.mark.parametrize("labels", TABLE)
+def test_block_estimator(labels: tuple[int, int]) -> None:
+    unbiased, _ = TABLE[labels]
+    probs = np.tile(TWO_POINTS, (10, 1))
+    y = np.tile(np.array(labels), 10)
+    assert skce(probs, y, 1.0, estimator="block", block_size=2) == pytest.approx(unbiased)
+
+
+def test_block_size_n_equals_unbiased() -> None:
+    rng = np.random.default_rng(0)
+    probs = rng.dirichlet(np.ones(4), 30)
+    y = rng.integers(0, 4, 30)
+    assert skce(probs, y, 0.7, estimator="block", block_size=30) == pytest.approx(
+        skce(probs, y, 0.7), rel=1e-12)
+    # large blocks take the tile-engine path; they must agree with the dense one
+    probs = rng.dirichlet(np.ones(3), 400)
+    y = rng.integers(0, 3, 400)
+    assert skce(probs, y, 0.5, estimator="block", block_size=200) == pytest.approx(
+        np.mean([skce(probs[:200], y[:200], 0.5), skce(probs[200:], y[200:], 0.5)]))
+
+
+def draw_calibrated(rng: np.random.Generator, n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    probs = rng.dirichlet(np.ones(m), n)
+    y = (rng.random((n, 1)) > np.cumsum(probs, axis=1)).sum(axis=1)
+    return probs, np.minimum(y, m - 1)
+
+
+def test_unbiased_on_calibrated_data_and_biased_positive() -> None:
+    rng = np.random.default_rng(1)
+    unbiased, biased = [], []
+    for _ in range(1000):
+        probs, y = draw_calibrated(rng, 20, 3)
+        unbiased.append(skce(probs, y, 1.0))
+        biased.append(skce(probs, y, 1.0, estimator="biased"))
+    unbiased = np.array(unbiased)
+    # E[SKCE_u] = 0 under calibration; the mean of 1000 draws has SE = sd/√1000.
+    se = unbiased.std(ddof=1) / np.sqrt(unbiased.size)
+    assert abs(unbiased.mean()) < 3 * se
+    assert (unbiased > 0).any() and (unbiased < 0).any()
+    assert min(biased) > 0
+
+
+ALPHAS = np.arange(0.05, 1.0, 0.1)
+
+
+@pytest.mark.parametrize("m", [2, 10])
+def test_consistency_test_p_values_are_uniform_under_calibration(m: int) -> None:
+    rng = np.random.default_rng(100 + m)
+    p_values = np.array([
+        skce_test(*draw_calibrated(rng, 100, m), n_resamples=500, seed=rep).p_value
+        for rep in range(100)
+    ])
+    ecdf = np.array([(p_values <= a).mean() for a in ALPHAS])
+    # VALIDATION.md tolerance 0.15: three binomial SEs of an ECDF value near 0.5 with 100
+    # repetitions (√(0.25/100) = 0.05).
+    assert np.max(np.abs(ecdf - ALPHAS)) <= 0.15, ecdf
+
+
+@pytest.mark.parametrize("m", [2, 10])
+def test_consistency_test_detects_one_class_labels(m: int) -> None:
+    rng = np.random.default_rng(7)
+    probs = rng.dirichlet(np.ones(m), 100)
+    y = np.zeros(100, dtype=int)
+    result = skce_test(probs, y, n_resamples=500, seed=1)
+    assert result.p_value < 0.01
+    assert result.null.shape == (500,) and result.method == "consistency"
+
+
+def test_block_and_bound_tests() -> None:
+    rng = np.random.default_rng(3)
+    rejections = 0
+    reps = 200
+    for rep in range(reps):
+        probs, y = draw_calibrated(rng, 200, 3)
+        rejections += skce_test(probs, y, method="block", seed=rep).p_value <= 0.05
+    # Asymptotic level 0.05; tolerance 3 binomial SEs: 3·√(0.05·0.95/200) ≈ 0.046.
+    assert abs(rejections / reps - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / reps)
+    probs = rng.dirichlet(np.ones(3), 2000)
+    y = np.zeros(2000, dtype=int)
+    assert skce_test(probs, y, method="block").p_value < 1e-6
+    bound = skce_test(probs, y, method="bound")
+    assert bound.p_value < 0.05 and bound.method == "bound"
+    calibrated = skce_test(*draw_calibrated(rng, 2000, 3), method="bound")
+    assert calibrated.p_value > 0.5  # conservative: a calibrated model is never flagged
+
+
+def test_p_value_convention() -> None:
+    null = np.array([0.1, 0.2, 0.3, 0.4])
+    assert resampling_p_value(0.25, null) == pytest.approx(3 / 5)
+    assert resampling_p_value(1.0, null) == pytest.approx(1 / 5)  # never 0
+    assert resampling_p_value(0.3, null) == pytest.approx(3 / 5)  # ties count against H1
+
+
+def test_hosmer_lemeshow() -> None:
+    rng = np.random.default_rng(5)
+    reps, rejections = 300, 0
+    for _ in range(reps):
+        p = rng.uniform(0.05, 0.95, 500)
+        rejections += hosmer_lemeshow(p, rng.random(500) < p).p_value <= 0.05
+    # Level 0.05 with df = G on held-out data; 3 binomial SEs: 3·√(0.05·0.95/300) ≈ 0.038.
+    assert abs(rejections / reps - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / reps)
+    p = rng.uniform(0.05, 0.95, 2000)
+    y = rng.random(2000) < np.clip(p + 0.1, 0, 1)
+    result = hosmer_lemeshow(p, y)
+    assert result.p_value < 1e-6 and result.parameters["degrees_of_freedom"] == 10
+    # hand-computed: two groups
+    small = hosmer_lemeshow(np.array([0.2, 0.2, 0.8, 0.8]), np.array([0, 1, 1, 1]), n_groups=2)
+    # group 1: O=1, E=0.4, var=0.4·0.8=0.32; group 2: O=2, E=1.6, var=1.6·0.2=0.32
+    assert small.statistic == pytest.approx(0.36 / 0.32 + 0.16 / 0.32)
