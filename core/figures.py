@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 OBSERVED_COLOR = "#1f5f8b"
 PREDICTED_COLOR = "#f4b942"
@@ -34,4 +35,109 @@ def class_balance_figure(balance: pd.DataFrame) -> go.Figure:
         xaxis=dict(title="class", type="category"),
         legend=dict(orientation="h", yanchor="bottom", y=1.08, x=0),
     )
+    return figure
+
+
+NOTION_LABELS = {
+    "positive": "P(y = positive class)",
+    "top-label": "top-label confidence",
+    "classwise": "class probability (one-vs-rest)",
+}
+BAND_COLOR = "rgba(31, 95, 139, 0.13)"
+GAP_COLOR = "#c0392b"
+
+
+def _axis_label(notion: str, class_name: str | None = None) -> str:
+    label = NOTION_LABELS.get(notion, notion)
+    return f"{label}: {class_name}" if class_name else label
+
+
+def _add_reliability_traces(figure, table: pd.DataFrame, row: int, col: int,
+                            show_legend: bool) -> None:
+    """Diagonal, consistency band, observed frequencies with intervals, for one subplot."""
+    filled = table[table["count"] > 0]
+    figure.add_scatter(
+        x=[0, 1], y=[0, 1], mode="lines", line=dict(color="#7f8c8d", dash="dash", width=1),
+        name="perfect calibration", showlegend=show_legend, hoverinfo="skip", row=row, col=col,
+    )
+    band = filled.dropna(subset=["band_low", "band_high"])
+    if len(band):
+        figure.add_scatter(
+            x=list(band["mean_confidence"]) + list(band["mean_confidence"][::-1]),
+            y=list(band["band_high"]) + list(band["band_low"][::-1]),
+            fill="toself", fillcolor=BAND_COLOR, line=dict(width=0), mode="lines",
+            name="consistency band (if calibrated)", showlegend=show_legend, hoverinfo="skip",
+            row=row, col=col,
+        )
+    figure.add_scatter(
+        x=filled["mean_confidence"], y=filled["frequency"], mode="lines+markers",
+        marker=dict(color=OBSERVED_COLOR, size=7), line=dict(color=OBSERVED_COLOR, width=1.5),
+        error_y=dict(
+            type="data", symmetric=False, thickness=1.2, width=3, color=OBSERVED_COLOR,
+            array=filled["ci_high"] - filled["frequency"],
+            arrayminus=filled["frequency"] - filled["ci_low"],
+        ),
+        customdata=filled[["count", "bin_lower", "bin_upper", "ci_low", "ci_high"]].to_numpy(),
+        hovertemplate=(
+            "bin (%{customdata[1]:.3f}, %{customdata[2]:.3f}]<br>mean confidence %{x:.3f}"
+            "<br>observed %{y:.3f} [%{customdata[3]:.3f}, %{customdata[4]:.3f}]"
+            "<br>%{customdata[0]:,} rows<extra></extra>"
+        ),
+        name="observed frequency (95% interval)", showlegend=show_legend, row=row, col=col,
+    )
+
+
+def reliability_figure(
+    table: pd.DataFrame, title: str = "", class_name: str | None = None
+) -> go.Figure:
+    """Reliability diagram over a histogram of the confidences, from ``reliability_table``.
+
+    Top: observed frequency per bin against its mean confidence, with the bin's binomial
+    interval as error bars and the consistency band (where the frequency would fall if the
+    model were calibrated); bins without rows are not drawn. Bottom: rows per bin.
+    """
+    notion = table.attrs.get("notion", "")
+    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.74, 0.26],
+                           vertical_spacing=0.04)
+    _add_reliability_traces(figure, table, 1, 1, show_legend=True)
+    figure.add_bar(
+        x=(table["bin_lower"] + table["bin_upper"]) / 2, y=table["count"],
+        width=table["bin_upper"] - table["bin_lower"], marker_color=PREDICTED_COLOR,
+        marker_line=dict(color="white", width=1), name="rows per bin", showlegend=False,
+        customdata=table[["bin_lower", "bin_upper"]].to_numpy(),
+        hovertemplate="(%{customdata[0]:.3f}, %{customdata[1]:.3f}]: %{y:,} rows<extra></extra>",
+        row=2, col=1,
+    )
+    figure.update_xaxes(range=[0, 1], row=1, col=1)
+    figure.update_xaxes(range=[0, 1], title_text=_axis_label(notion, class_name), row=2, col=1)
+    figure.update_yaxes(range=[0, 1], title_text="observed frequency", row=1, col=1)
+    figure.update_yaxes(title_text="rows", rangemode="tozero", row=2, col=1)
+    figure.update_layout(
+        title=title or None, height=560, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+        legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0), hovermode="closest",
+    )
+    return figure
+
+
+def reliability_grid(
+    tables: dict[str, pd.DataFrame], columns: int = 3, class_name: str | None = None,
+) -> go.Figure:
+    """Small multiples: one reliability diagram per group, same axes, sizes in the titles."""
+    names = list(tables)
+    rows = max(1, -(-len(names) // columns))
+    titles = [f"{name} (n = {int(tables[name]['count'].sum()):,})" for name in names]
+    figure = make_subplots(rows=rows, cols=columns, subplot_titles=titles,
+                           horizontal_spacing=0.06, vertical_spacing=0.12 if rows > 1 else 0.1)
+    for i, name in enumerate(names):
+        _add_reliability_traces(figure, tables[name], i // columns + 1, i % columns + 1,
+                                show_legend=i == 0)
+    notion = next(iter(tables.values())).attrs.get("notion", "") if tables else ""
+    figure.update_xaxes(range=[0, 1])
+    figure.update_yaxes(range=[0, 1])
+    for col in range(1, columns + 1):
+        figure.update_xaxes(title_text=_axis_label(notion, class_name), row=rows, col=col)
+    figure.update_yaxes(title_text="observed", col=1)
+    figure.update_layout(height=320 * rows + 100, margin=dict(l=10, r=10, t=90, b=10),
+                         legend=dict(orientation="h", yanchor="top", y=0.995, x=0,
+                                     yref="container"))
     return figure

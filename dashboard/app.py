@@ -21,7 +21,9 @@ st.set_page_config(
 )
 
 PAGES = [
-    st.Page(HERE / "pages" / "data.py", title="Data", icon=":material/table_view:", default=True),
+    st.Page(HERE / "views" / "data.py", title="Data", icon=":material/table_view:", default=True),
+    st.Page(HERE / "views" / "reliability.py", title="Reliability",
+            icon=":material/ssid_chart:"),
 ]
 
 st.logo(str(HERE.parent / "assets" / "logo.svg"))

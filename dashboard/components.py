@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from core.data import AuditData, ValidationNote
@@ -34,3 +35,23 @@ def validation_report(notes: tuple[ValidationNote, ...] | list[ValidationNote]) 
             st.warning(note.message, icon=":material/build:")
         else:
             st.info(note.message, icon=":material/info:")
+
+
+def analysis_part(audit: AuditData, key: str) -> tuple[AuditData, str]:
+    """Split selector: the test split by default when the data has one, else all rows."""
+    if audit.split is None:
+        return audit, "all rows"
+    parts = [p for p in ("test", "calibration", "train") if np.any(audit.split == p)]
+    options = [*parts, "all rows"]
+    part = st.radio("Rows", options, horizontal=True, key=key,
+                    help="Audits use held-out rows: the test split by default.")
+    return (audit if part == "all rows" else audit.split_part(part)), part
+
+
+def verdict(p_value: float, alpha: float, reject: str, accept: str, notion: str) -> None:
+    """A plain-language reading of a test at level α."""
+    text = f"at α = {alpha:g} (p = {p_value:.4f}, notion: {notion})."
+    if p_value <= alpha:
+        st.error(f"{reject} {text}", icon=":material/warning:")
+    else:
+        st.success(f"{accept} {text}", icon=":material/check_circle:")

@@ -147,3 +147,20 @@ def test_hosmer_lemeshow() -> None:
     small = hosmer_lemeshow(np.array([0.2, 0.2, 0.8, 0.8]), np.array([0, 1, 1, 1]), n_groups=2)
     # group 1: O=1, E=0.4, var=0.4·0.8=0.32; group 2: O=2, E=1.6, var=1.6·0.2=0.32
     assert small.statistic == pytest.approx(0.36 / 0.32 + 0.16 / 0.32)
+
+
+def test_bootstrap_interval_matches_explicit_resamples() -> None:
+    from core.skce import skce_bootstrap
+
+    rng = np.random.default_rng(11)
+    probs = rng.dirichlet(np.ones(3), 150)
+    y = np.zeros(150, dtype=int)
+    y[:50] = 1
+    low, high = skce_bootstrap(probs, y, bandwidth=0.5, n_resamples=300, seed=4,
+                               method="percentile")
+    # The same multinomial resamples, evaluated one by one on the resampled rows:
+    draw = np.random.default_rng(4).multinomial(150, np.full(150, 1 / 150), size=300)
+    explicit = [skce(probs[np.repeat(np.arange(150), w)], y[np.repeat(np.arange(150), w)], 0.5)
+                for w in draw]
+    np.testing.assert_allclose([low, high], np.quantile(explicit, [0.025, 0.975]), rtol=1e-9)
+    assert low < skce(probs, y, 0.5) < high

@@ -1,0 +1,66 @@
+"""Cached wrappers around ``core`` for the pages.
+
+Streamlit's cache hashes arguments; the audit container itself is passed as ``_data``
+(underscore: not hashed) and identified by its ``fingerprint``, which changes with every row,
+probability, feature and group value.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core import metrics
+from core.data import AuditData
+from core.groups import group_calibration_table, group_reliability_tables
+from core.skce import skce, skce_bootstrap
+from core.stattests import TestResult, hosmer_lemeshow, skce_test
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def reliability_table(fingerprint: str, notion: str, class_index: int | None, n_bins: int,
+                      strategy: str, interval: str, _data: AuditData) -> pd.DataFrame:
+    return metrics.reliability_table(_data.probs, _data.y, n_bins=n_bins, strategy=strategy,
+                                     notion=notion, interval=interval, class_index=class_index)
+
+
+@st.cache_data(show_spinner="Bootstrapping the metrics…", max_entries=32)
+def metrics_table(fingerprint: str, notion: str, n_bins: int, strategy: str, n_resamples: int,
+                  method: str, _data: AuditData) -> pd.DataFrame:
+    table = metrics.metrics_table(_data.probs, _data.y, notion=notion, n_bins=n_bins,
+                                  strategy=strategy, n_resamples=n_resamples, method=method)
+    low, high = skce_bootstrap(_data.probs, _data.y, n_resamples=min(n_resamples, 200),
+                               method=method)
+    skce_row = pd.DataFrame([{
+        "metric": "SKCE (unbiased)", "value": skce(_data.probs, _data.y), "ci_low": low,
+        "ci_high": high, "notion": "canonical",
+        "description": "Squared kernel calibration error of the whole probability vector, "
+                       "Gaussian kernel with median-heuristic bandwidth (Widmann et al. 2019); "
+                       "0 when calibrated, can be slightly negative.",
+    }])
+    return pd.concat([table, skce_row], ignore_index=True)
+
+
+@st.cache_data(show_spinner="Running the calibration tests…", max_entries=32)
+def calibration_tests(fingerprint: str, notion: str, class_index: int | None,
+                      n_resamples: int, _data: AuditData) -> dict[str, TestResult]:
+    """The SKCE tests (canonical notion) and Hosmer–Lemeshow on the chosen notion."""
+    conf, outcome = metrics.confidence_outcome(_data.probs, _data.y, notion, class_index)
+    return {
+        "consistency": skce_test(_data.probs, _data.y, n_resamples=n_resamples),
+        "block": skce_test(_data.probs, _data.y, method="block"),
+        "bound": skce_test(_data.probs, _data.y, method="bound"),
+        "hosmer-lemeshow": hosmer_lemeshow(conf, outcome),
+    }
+
+
+@st.cache_data(show_spinner="Computing per-group diagnostics…", max_entries=32)
+def group_diagnostics(fingerprint: str, group: str, notion: str, class_index: int | None,
+                      n_bins: int, strategy: str, _data: AuditData
+                      ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    labels = _data.groups[group].to_numpy()
+    summary = group_calibration_table(_data.probs, _data.y, labels, notion, n_bins, strategy,
+                                      class_index)
+    tables = group_reliability_tables(_data.probs, _data.y, labels, notion, n_bins, strategy,
+                                      class_index)
+    return summary, tables

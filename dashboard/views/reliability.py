@@ -1,0 +1,132 @@
+"""Reliability page: is the model calibrated overall, and within each group?"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.figures import reliability_figure, reliability_grid
+from dashboard import cache
+from dashboard.components import analysis_part, verdict
+from dashboard.state import active_audit
+
+NOTION_HELP = {
+    "positive": "P(y = positive class) against the positive outcome",
+    "top-label": "confidence of the predicted class against whether it was right",
+    "classwise": "one class's probability against whether that class occurred",
+}
+ALPHA = 0.05
+
+st.title("Reliability")
+st.caption(
+    "Global calibration: does an event predicted with probability p happen a fraction p of "
+    "the time? Binned diagrams and metrics with bootstrap intervals, and kernel tests."
+)
+audit = active_audit()
+data, part = analysis_part(audit, key="rel_part")
+
+notions = ["positive", "top-label"] if audit.is_binary else ["top-label", "classwise"]
+c1, c2, c3, c4, c5 = st.columns([1.3, 1.1, 0.9, 1.1, 1.0])
+notion = c1.selectbox("Calibration notion", notions, key="rel_notion",
+                      help="; ".join(f"{k}: {v}" for k, v in NOTION_HELP.items()))
+class_index = None
+if notion == "classwise":
+    class_index = c2.selectbox("Class", range(audit.n_classes),
+                               format_func=lambda i: audit.classes[i], key="rel_class")
+n_bins = c3.slider("Bins", 5, 30, 15, key="rel_bins")
+strategy = c4.radio("Bins of", ["uniform", "quantile"], horizontal=True, key="rel_strategy",
+                    format_func={"uniform": "equal width", "quantile": "equal mass"}.get)
+interval = c5.radio("Interval", ["wilson", "jeffreys"], horizontal=True, key="rel_interval",
+                    format_func=str.capitalize)
+class_name = audit.classes[class_index] if class_index is not None else None
+st.caption(f"Notion: **{notion}** — {NOTION_HELP[notion]}. Rows: **{data.n:,}** ({part}).")
+
+left, right = st.columns([3, 2])
+with left:
+    table = cache.reliability_table(data.fingerprint, notion, class_index, n_bins, strategy,
+                                    interval, data)
+    st.plotly_chart(reliability_figure(table, class_name=class_name), width="stretch",
+                    key="rel_diagram")
+    empty = int((table["count"] == 0).sum())
+    if empty:
+        st.caption(f"{empty} of {len(table)} bins hold no rows and are not drawn.")
+with right:
+    b1, b2 = st.columns(2)
+    n_boot = b1.select_slider("Bootstrap resamples", [100, 200, 500, 1000], value=200,
+                              key="rel_boot")
+    method = b2.radio("Bootstrap interval", ["basic", "percentile"], horizontal=True,
+                      key="rel_boot_method",
+                      help="basic: corrects the upward bias of binned errors (default); "
+                           "percentile: the quantiles of the resampled values.")
+    summary = cache.metrics_table(data.fingerprint, notion, n_bins, strategy, n_boot, method,
+                                  data)
+    shown = summary.assign(
+        interval=[f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(summary["ci_low"],
+                                                           summary["ci_high"], strict=True)],
+    )[["metric", "value", "interval", "notion"]]
+    st.dataframe(shown, width="stretch", hide_index=True,
+                 column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+    st.caption(
+        f"{n_boot} bootstrap resamples, {method} 95% intervals for the population value"
+        + (". Binned errors are biased upward, so a basic interval can lie below the plug-in "
+           "value." if method == "basic" else
+           "; for binned errors these sit above the population value.")
+    )
+    with st.expander("What the metrics mean"):
+        for _, row in summary.iterrows():
+            st.markdown(f"**{row['metric']}** — {row['description']}")
+
+st.header("Calibration tests")
+tests = cache.calibration_tests(data.fingerprint, notion, class_index, 500, data)
+consistency = tests["consistency"]
+verdict(consistency.p_value, ALPHA,
+        reject="The SKCE consistency test rejects calibration",
+        accept="The SKCE consistency test finds no evidence of miscalibration",
+        notion="canonical")
+rows = [
+    ("SKCE, consistency resampling", "canonical", consistency.statistic,
+     consistency.p_value, f"B = {consistency.n_resamples}"),
+    ("SKCE, block z-test (b = 2)", "canonical", tests["block"].statistic,
+     tests["block"].p_value, f"z = {tests['block'].parameters['z']:.2f}"),
+    ("SKCE, distribution-free bound", "canonical", tests["bound"].statistic,
+     tests["bound"].p_value, "Hoeffding bound, conservative"),
+    ("Hosmer–Lemeshow", notion, tests["hosmer-lemeshow"].statistic,
+     tests["hosmer-lemeshow"].p_value,
+     f"df = {tests['hosmer-lemeshow'].parameters['degrees_of_freedom']}"),
+]
+st.dataframe(pd.DataFrame(rows, columns=["test", "notion", "statistic", "p-value", "detail"]),
+             width="stretch", hide_index=True,
+             column_config={"statistic": st.column_config.NumberColumn(format="%.4g"),
+                            "p-value": st.column_config.NumberColumn(format="%.4f")})
+st.caption(
+    f"SKCE bandwidth σ = {consistency.parameters['bandwidth']:.3g} (median heuristic). "
+    "p-values of resampling tests are (1 + #{null ≥ observed}) / (1 + B)."
+)
+
+
+st.header("By group")
+if audit.groups.shape[1] == 0:
+    st.info("Map group attributes on the Data page to see these diagnostics per group.",
+            icon=":material/groups:")
+else:
+    group = st.selectbox("Group attribute", list(audit.groups.columns), key="rel_group")
+    group_bins = min(n_bins, 10)
+    summary, tables = cache.group_diagnostics(
+        data.fingerprint, group, notion, class_index, group_bins, strategy, data)
+    measured = summary.dropna(subset=["mce"])
+    if len(measured):
+        worst = measured.loc[measured["mce"].idxmax()]
+        st.markdown(
+            f"Largest group-wise MCE ({notion}): **{worst['mce']:.3f}** in "
+            f"**{worst['group']}** ({int(worst['rows']):,} rows)."
+        )
+    st.plotly_chart(reliability_grid(tables, class_name=class_name), width="stretch",
+                    key="rel_grid")
+    st.dataframe(summary, width="stretch", hide_index=True, column_config={
+        "share": st.column_config.NumberColumn(format="%.3f"),
+        **{c: st.column_config.NumberColumn(format="%.4f")
+           for c in ("mean_confidence", "observed_frequency", "ece", "mce", "brier")},
+        "hosmer_lemeshow_p": st.column_config.NumberColumn("Hosmer–Lemeshow p", format="%.4f"),
+    })
+    st.caption(f"{group_bins} bins per group; groups with fewer than 30 rows are listed "
+               "without metrics.")

@@ -1,0 +1,18 @@
+"""In the system Chromium: every analysis page renders its figures on the demo data."""
+
+from __future__ import annotations
+
+from tests.e2e.conftest import requires_chromium, screenshot
+
+pytestmark = [requires_chromium]
+
+
+def test_reliability_page(app_url: str, page) -> None:
+    page.goto(app_url)
+    page.get_by_text("Preview: first 500 of 10,000 rows.").wait_for()
+    page.get_by_role("link", name="Reliability").click()
+    page.get_by_role("heading", name="Calibration tests").wait_for()
+    page.get_by_text("finds no evidence of miscalibration").wait_for()
+    page.locator(".js-plotly-plot").nth(1).wait_for()  # the diagram and the per-group grid
+    assert page.get_by_text("Traceback").count() == 0
+    screenshot(page, "reliability-census")

@@ -1,0 +1,64 @@
+"""AppTest: the Reliability page on a binary and a multiclass demo."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard.state import cached_demo
+from tests.conftest import APP
+
+TIMEOUT = 180
+
+
+def open_reliability(demo: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.session_state["active_audit"] = cached_demo(demo)
+    at.session_state["active_source"] = f"demo: {demo}"
+    at.run()
+    at.switch_page("views/reliability.py")
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Reliability"
+    return at
+
+
+def metric_names(at: AppTest) -> list[str]:
+    return list(at.dataframe[0].value["metric"])
+
+
+def test_binary_demo_page() -> None:
+    at = open_reliability("census")
+    assert at.radio(key="rel_part").value == "test"
+    assert at.selectbox(key="rel_notion").options == ["positive", "top-label"]
+    assert "ECE (L1)" in metric_names(at) and "SKCE (unbiased)" in metric_names(at)
+    # the census model is globally calibrated: the SKCE test does not reject on the test split
+    assert any("finds no evidence of miscalibration" in s.value for s in at.success)
+    tests = at.dataframe[1].value
+    assert list(tests["notion"]) == ["canonical", "canonical", "canonical", "positive"]
+    groups = at.dataframe[2].value
+    assert set(groups["group"]) == {"Female", "Male"}
+    at.selectbox(key="rel_group").set_value("race").run()
+    assert not at.exception, at.exception
+    assert "Black" in set(at.dataframe[2].value["group"])
+    at.slider(key="rel_bins").set_value(8)
+    at.radio(key="rel_strategy").set_value("quantile").run()
+    assert not at.exception, at.exception
+
+
+def test_multiclass_demo_page_with_class_selector() -> None:
+    at = open_reliability("multiclass")
+    assert at.selectbox(key="rel_notion").options == ["top-label", "classwise"]
+    # the overconfident model is caught by the kernel test
+    assert any("rejects calibration" in e.value for e in at.error)
+    at.selectbox(key="rel_notion").set_value("classwise").run()
+    assert not at.exception, at.exception
+    classes = at.selectbox(key="rel_class")
+    assert classes.options == ["water", "forest", "grassland", "cropland", "urban"]
+    classes.set_value(3).run()
+    assert not at.exception, at.exception
+    assert any("classwise" in c.value for c in at.caption)
+
+
+def test_page_without_groups_or_split() -> None:
+    at = open_reliability("itrustworthy")
+    assert any("Map group attributes" in i.value for i in at.info)
