@@ -618,6 +618,14 @@ class AuditData:
             raise ValueError(f"Unknown split {part!r}; use one of {SPLITS}.")
         return self.subset(self.split == part)
 
+    def feature_matrix(self, names: Sequence[str]) -> np.ndarray:
+        """The encoded columns of the named audit features (every one-hot column of a
+        categorical feature), in ``feature_names`` order; ``(n, 0)`` for no names."""
+        wanted = set(names)
+        columns = [i for i, encoded in enumerate(self.feature_names)
+                   if encoded in wanted or encoded.split("=", 1)[0] in wanted]
+        return self.X[:, columns]
+
     def class_balance(self) -> pd.DataFrame:
         """Count and share of each class among the labels, with its mean predicted probability."""
         counts = np.bincount(self.y, minlength=self.n_classes)

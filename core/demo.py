@@ -116,6 +116,9 @@ CENSUS_REGION_INCOME = (0.05, -0.05, 0.0, 0.10)
 CENSUS_NUMERIC = ("age", "education", "hours")
 CENSUS_CATEGORICAL = ("sex", "race", "region")
 CENSUS_FEATURES = ("age", "sex", "race", "income", "education", "hours", "region")
+#: The audit features: demographics only, as in the paper's COMPAS audit (the model sees all
+#: of CENSUS_FEATURES; trustworthiness is tested over the people's demographics).
+CENSUS_AUDIT_FEATURES = ("age", "sex", "race")
 #: Planted interaction: extra logit CENSUS_RISE per 20 years above CENSUS_RISE_ONSET for
 #: Black applicants; CENSUS_YOUTH·exp(-(age - 18)/CENSUS_YOUTH_DECAY) for Hispanic applicants.
 CENSUS_RISE = 3.0
@@ -491,7 +494,7 @@ _FRAMES: dict[str, Callable[[], pd.DataFrame]] = {
 
 _MAPPINGS: dict[str, ColumnMapping] = {
     "census": ColumnMapping(
-        label="defaulted", probs=("p_default",), positive="1", features=CENSUS_FEATURES,
+        label="defaulted", probs=("p_default",), positive="1", features=CENSUS_AUDIT_FEATURES,
         groups=("sex", "race"), split="split",
     ),
     "itrustworthy": ColumnMapping(

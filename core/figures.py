@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -141,3 +142,112 @@ def reliability_grid(
                          legend=dict(orientation="h", yanchor="top", y=0.995, x=0,
                                      yref="container"))
     return figure
+
+
+# --------------------------------------------------------------------------- local calibration
+
+GROUP_COLORS = ("#1f5f8b", "#d1495b", "#edae49", "#00798c", "#6a4c93", "#66a182", "#8d6a9f",
+                "#2e4057")
+
+
+def null_histogram_figure(null: np.ndarray, observed: float, title: str = "",
+                          statistic_label: str = "KLCE²") -> go.Figure:
+    """Histogram of the resampled null statistics with the observed value marked."""
+    figure = go.Figure()
+    figure.add_histogram(x=null, nbinsx=40, marker_color="#9fb7c9", name="null (resampled)",
+                         hovertemplate="%{x:.3g}: %{y} resamples<extra></extra>")
+    figure.add_vline(x=observed, line=dict(color=GAP_COLOR, width=2.5),
+                     annotation_text=f"observed {observed:.3g}", annotation_position="top")
+    figure.update_layout(
+        title=title or None, height=320, margin=dict(l=10, r=10, t=50 if title else 30, b=10),
+        xaxis_title=statistic_label, yaxis_title="resamples", showlegend=False, bargap=0.02,
+    )
+    return figure
+
+
+def p_value_heatmap_figure(prob_bandwidths: np.ndarray, feature_bandwidths: np.ndarray,
+                           p_values: np.ndarray, alpha: float = 0.05) -> go.Figure:
+    """p-value over the (prediction, feature) bandwidth grid; cells at or below α outlined."""
+    fmt = [f"{b:.3g}" for b in feature_bandwidths]
+    rows = [f"{b:.3g}" for b in prob_bandwidths]
+    text = [[f"{p:.3f}" for p in row] for row in p_values]
+    figure = go.Figure(go.Heatmap(
+        z=np.log10(p_values), x=fmt, y=rows, text=text, texttemplate="%{text}",
+        colorscale="RdBu", zmin=-3, zmax=0,
+        colorbar=dict(title="p-value", tickvals=[-3, -2, np.log10(0.05), -1, 0],
+                      ticktext=["0.001", "0.01", "0.05", "0.1", "1"]),
+        hovertemplate="σ_p = %{y}, σ_x = %{x}: p = %{text}<extra></extra>",
+    ))
+    significant = np.argwhere(p_values <= alpha)
+    for i, j in significant:
+        figure.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
+                         line=dict(color="black", width=2))
+    figure.update_layout(
+        height=360, margin=dict(l=10, r=10, t=30, b=10),
+        xaxis=dict(title="feature bandwidth σ_x", type="category"),
+        yaxis=dict(title="prediction bandwidth σ_p", type="category"),
+    )
+    return figure
+
+
+def lcb_figure(points: pd.DataFrame, trends: pd.DataFrame, feature: str,
+               color: str | None = None, facet: str | None = None,
+               max_points: int = 20_000) -> go.Figure:
+    """LCB per query row against a feature (I-trustworthy Fig. 6), with per-group trends.
+
+    ``points`` has columns ``feature``, ``lcb`` and the ``color`` / ``facet`` group columns;
+    ``trends`` comes from :func:`core.lcb.lcb_trends` with its ``group`` column holding
+    ``"<facet> | <color>"`` labels (or one of them). At most ``max_points`` points are drawn.
+    """
+    if len(points) > max_points:
+        points = points.sample(max_points, random_state=0)
+    facets = sorted(points[facet].astype(str).unique()) if facet else [None]
+    columns = min(len(facets), 3)
+    rows = -(-len(facets) // columns)
+    figure = make_subplots(rows=rows, cols=columns, shared_yaxes=True,
+                           subplot_titles=[f"{facet} = {f}" for f in facets] if facet else None,
+                           horizontal_spacing=0.04, vertical_spacing=0.12)
+    colors = sorted(points[color].astype(str).unique()) if color else [None]
+    palette = {c: GROUP_COLORS[i % len(GROUP_COLORS)] for i, c in enumerate(colors)}
+    for k, f in enumerate(facets):
+        row, col = k // columns + 1, k % columns + 1
+        in_facet = points if f is None else points[points[facet].astype(str) == f]
+        for c in colors:
+            subset = in_facet if c is None else in_facet[in_facet[color].astype(str) == c]
+            name = c or "rows"
+            figure.add_scattergl(
+                x=subset[feature], y=subset["lcb"], mode="markers", name=name,
+                legendgroup=name, showlegend=k == 0,
+                marker=dict(size=4, opacity=0.35, color=palette[c]),
+                hovertemplate=f"{feature} %{{x}}<br>LCB %{{y:.3f}}<extra>{name}</extra>",
+                row=row, col=col,
+            )
+            label = " | ".join(str(v) for v in (f, c) if v is not None) or "all"
+            trend = trends[trends["group"] == label]
+            if len(trend):
+                figure.add_scatter(
+                    x=list(trend["x"]) + list(trend["x"][::-1]),
+                    y=list(trend["high"]) + list(trend["low"][::-1]), fill="toself",
+                    fillcolor=_with_alpha(palette[c], 0.18), line=dict(width=0),
+                    hoverinfo="skip", showlegend=False, legendgroup=name, row=row, col=col,
+                )
+                figure.add_scatter(
+                    x=trend["x"], y=trend["fit"], mode="lines",
+                    line=dict(color=palette[c], width=3), showlegend=False, legendgroup=name,
+                    hovertemplate=f"{label}: %{{y:.3f}} at {feature} %{{x:.3g}}<extra></extra>",
+                    row=row, col=col,
+                )
+        figure.add_hline(y=0, line=dict(color="#7f8c8d", dash="dash", width=1), row=row,
+                         col=col)
+        figure.update_xaxes(title_text=feature, row=row, col=col)
+    figure.update_yaxes(title_text="LCB (observed − predicted)", col=1)
+    figure.update_layout(height=380 * rows + 60, margin=dict(l=10, r=10, t=60, b=10),
+                         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0,
+                                     title_text=color or ""))
+    return figure
+
+
+def _with_alpha(hex_color: str | None, alpha: float) -> str:
+    hex_color = (hex_color or OBSERVED_COLOR).lstrip("#")
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r}, {g}, {b}, {alpha})"

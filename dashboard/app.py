@@ -12,7 +12,7 @@ import streamlit as st
 from dashboard.components import dataset_card
 from dashboard.state import active_audit, active_source
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parent
 
 st.set_page_config(
     page_title="Calibration Atlas",
@@ -24,6 +24,7 @@ PAGES = [
     st.Page(HERE / "views" / "data.py", title="Data", icon=":material/table_view:", default=True),
     st.Page(HERE / "views" / "reliability.py", title="Reliability",
             icon=":material/ssid_chart:"),
+    st.Page(HERE / "views" / "trust.py", title="Trust test", icon=":material/verified:"),
 ]
 
 st.logo(str(HERE.parent / "assets" / "logo.svg"))

@@ -7,14 +7,20 @@ probability, feature and group value.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
-from core import metrics
+from core import local, metrics
 from core.data import AuditData
 from core.groups import group_calibration_table, group_reliability_tables
+from core.klce import GridTestResult, kernel_inputs
 from core.skce import skce, skce_bootstrap
 from core.stattests import TestResult, hosmer_lemeshow, skce_test
+
+MAX_GRIDS = 16
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -64,3 +70,51 @@ def group_diagnostics(fingerprint: str, group: str, notion: str, class_index: in
     tables = group_reliability_tables(_data.probs, _data.y, labels, notion, n_bins, strategy,
                                       class_index)
     return summary, tables
+
+
+# --------------------------------------------------------------------------- local calibration
+
+
+def _audit_inputs(data: AuditData, features: tuple[str, ...], class_index: int | None):
+    X = data.feature_matrix(features) if features else None
+    return data.probs, data.y, X, (class_index if not data.is_binary else None)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def median_bandwidths(fingerprint: str, features: tuple[str, ...], class_index: int | None,
+                      _data: AuditData) -> tuple[float, float]:
+    """The median-heuristic σ_p and σ_x the KLCE sliders are centred on."""
+    probs, y, X, k = _audit_inputs(_data, features, class_index)
+    inputs = kernel_inputs(probs, y, X, class_index=k)
+    return inputs.prob_bandwidth, inputs.feature_bandwidth
+
+
+@st.cache_data(show_spinner="Running the KLCE test…", max_entries=64)
+def klce_test(fingerprint: str, features: tuple[str, ...], class_index: int | None,
+              prob_bandwidth: float, feature_bandwidth: float, null: str, n_resamples: int,
+              _data: AuditData) -> TestResult:
+    probs, y, X, k = _audit_inputs(_data, features, class_index)
+    return local.klce_test(probs, y, X, prob_bandwidth, feature_bandwidth, null=null,
+                           n_resamples=n_resamples, class_index=k)
+
+
+_GRIDS: OrderedDict[tuple, GridTestResult] = OrderedDict()
+
+
+def klce_grid(fingerprint: str, features: tuple[str, ...], class_index: int | None, null: str,
+              n_resamples: int, data: AuditData,
+              progress: Callable[[float, str], None] | None = None) -> GridTestResult:
+    """The bandwidth-grid test, memoised per process like ``st.cache_data``.
+
+    Not ``st.cache_data``: the progress callback draws into a bar created outside the
+    function, which Streamlit's cache would try to replay on a hit.
+    """
+    key = (fingerprint, features, class_index, null, n_resamples)
+    if key not in _GRIDS:
+        probs, y, X, k = _audit_inputs(data, features, class_index)
+        _GRIDS[key] = local.klce_grid_test(probs, y, X, null=null, n_resamples=n_resamples,
+                                           class_index=k, progress=progress)
+        while len(_GRIDS) > MAX_GRIDS:
+            _GRIDS.popitem(last=False)
+    _GRIDS.move_to_end(key)
+    return _GRIDS[key]

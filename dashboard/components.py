@@ -55,3 +55,12 @@ def verdict(p_value: float, alpha: float, reject: str, accept: str, notion: str)
         st.error(f"{reject} {text}", icon=":material/warning:")
     else:
         st.success(f"{accept} {text}", icon=":material/check_circle:")
+
+
+def class_picker(audit: AuditData, key: str) -> int | None:
+    """Class for one-vs-rest analyses: ``None`` (the positive class) for binary data."""
+    if audit.is_binary:
+        st.caption(f"Binary: testing P(y = {audit.classes[1]}).")
+        return None
+    return st.selectbox("Class (one vs rest)", range(audit.n_classes),
+                        format_func=lambda i: audit.classes[i], key=key)

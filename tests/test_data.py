@@ -336,3 +336,10 @@ def test_describe_rows_wording() -> None:
     mask[[0, 2, 3, 5, 6, 8]] = True
     assert describe_rows(mask) == "6 rows (rows 1, 3, 4, 6, 7, …)"
     assert describe_rows(mask[:1]) == "1 row (row 1)"
+
+
+def test_feature_matrix_selects_encoded_columns() -> None:
+    audit = AuditData.from_frame(binary_frame(), label="y", prob="p", features=["age", "race"])
+    np.testing.assert_array_equal(audit.feature_matrix(["race"]), audit.X[:, 1:])
+    np.testing.assert_array_equal(audit.feature_matrix(["age"]), audit.X[:, :1])
+    assert audit.feature_matrix([]).shape == (audit.n, 0)

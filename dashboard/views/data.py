@@ -160,8 +160,9 @@ def reference_sources() -> dict[str, RawSource]:
             table.frame, guess.label, guess.features, guess.groups, guess.groups)
     mapping = demo_mapping("census")
     raw = cached_demo_frame("census").drop(columns=[*mapping.probs, mapping.split])
+    model_features = tuple(c for c in raw.columns if c != mapping.label)
     sources["demo: census features without the model's predictions"] = RawSource(
-        raw, mapping.label, mapping.features, ("age", "sex", "race"), mapping.groups)
+        raw, mapping.label, model_features, mapping.features, mapping.groups)
     return sources
 
 

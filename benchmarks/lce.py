@@ -1,0 +1,180 @@
+"""LCE (Luo et al., eq. 4) through the tile engine against straightforward baselines.
+
+    .venv/bin/python -m benchmarks.lce [--n 10000] [--n-large 200000] [--full-exact]
+
+Part 1, n = 10,000 points: the exact LCE of :func:`core.lce.lce` (per confidence bin, one
+tiled ``kernel_matmul``) against a dense numpy implementation that builds every bin's full
+kernel matrix, and a per-point Python loop timed on a subsample of query points and
+extrapolated to all n; ratios are baseline / tile engine. Cases: a 2-D embedding with the
+confidences of a 10-class classifier (15 bins), the worst case of one bin holding every point,
+and a 10-D embedding. "pairs" is Σ_b n_b², the number of kernel evaluations.
+
+Part 2, n = 200,000 points in 2-D: the binned (grid) approximation against the exact values on
+a random subsample of query points (each against its full bin), for two bandwidths and two
+grid sizes; the exact time for all n is extrapolated from the subsample (``--full-exact``
+times it once instead). The worst-case bound is :func:`core.lce.binned_error_bound`.
+
+Target (DESIGN.md): LCE for n = 10,000 in under 1 s on two cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+from benchmarks.common import measure, row
+from core.kernels import kernel_matmul
+from core.lce import binned_error_bound, confidence_bins, lce
+
+LOOP_QUERIES = 100
+EXACT_QUERIES = 2_000
+WIDTHS = (22, 10, 9, 9, 9, 9, 11)
+
+
+def classifier(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Top-label confidence, correctness and a d-D embedding of a synthetic 10-class model.
+
+    Features: a mixture of four Gaussian blobs in the unit box; the model is over-confident
+    on the left half of the first coordinate and under-confident on the right half, so the
+    LCE varies in space.
+    """
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(0.2, 0.8, size=(4, d))
+    X = np.clip(centres[rng.integers(0, 4, n)] + 0.12 * rng.normal(size=(n, d)), 0.0, 1.0)
+    logits = 2.5 * rng.normal(size=(n, 10))
+    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs /= probs.sum(axis=1, keepdims=True)
+    conf = probs.max(axis=1)
+    accuracy = np.clip(conf + 0.3 * (X[:, 0] - 0.5), 0.0, 1.0)
+    correct = (rng.random(n) < accuracy).astype(np.float64)
+    return conf, correct, X
+
+
+def dense_lce(conf: np.ndarray, correct: np.ndarray, X: np.ndarray, gamma: float,
+              n_bins: int = 15) -> np.ndarray:
+    """Eq. 4 with every bin's n_b × n_b kernel matrix in memory."""
+    bins = confidence_bins(conf, n_bins)
+    out = np.empty(conf.shape[0])
+    for b in np.unique(bins):
+        rows = np.flatnonzero(bins == b)
+        Xb = X[rows]
+        K = np.zeros((rows.shape[0], rows.shape[0]))
+        for k in range(X.shape[1]):
+            K += np.abs(Xb[:, None, k] - Xb[None, :, k])
+        K = np.exp(-K / (X.shape[1] * gamma))
+        out[rows] = np.abs(K @ (conf[rows] - correct[rows]) / K.sum(axis=1))
+    return out
+
+
+def loop_lce(conf: np.ndarray, correct: np.ndarray, X: np.ndarray, gamma: float,
+             queries: np.ndarray, n_bins: int = 15) -> np.ndarray:
+    """Eq. 4 point by point with a Python loop over the query's bin."""
+    bins = confidence_bins(conf, n_bins).tolist()
+    points = X.tolist()
+    scale = X.shape[1] * gamma
+    out = []
+    for j in queries.tolist():
+        num = den = 0.0
+        for i in range(len(points)):
+            if bins[i] != bins[j]:
+                continue
+            k = math.exp(-sum(abs(a - b) for a, b in zip(points[j], points[i], strict=True))
+                         / scale)
+            num += (conf[i] - correct[i]) * k
+            den += k
+        out.append(abs(num / den))
+    return np.asarray(out)
+
+
+def exact_at(conf: np.ndarray, correct: np.ndarray, X: np.ndarray, gamma: float,
+             queries: np.ndarray, n_bins: int = 15) -> np.ndarray:
+    """Exact eq. 4 at the query rows only, each against all points of its bin (tile engine)."""
+    bins = confidence_bins(conf, n_bins)
+    V = np.column_stack([conf - correct, np.ones(conf.shape[0])])
+    out = np.empty(queries.shape[0])
+    for b in np.unique(bins[queries]):
+        mine = bins[queries] == b
+        ref = np.flatnonzero(bins == b)
+        sums = kernel_matmul(X[queries[mine]], X[ref], V[ref], gamma, kind="laplacian",
+                             tile_size=256)
+        out[mine] = np.abs(sums[:, 0] / sums[:, 1])
+    return out
+
+
+def pairs(conf: np.ndarray, n_bins: int) -> float:
+    counts = np.bincount(confidence_bins(conf, n_bins))
+    return float((counts.astype(np.float64) ** 2).sum())
+
+
+def part_exact(n: int, gamma: float) -> None:
+    print(f"Exact LCE, n = {n:,}, γ = {gamma}; per-point loop on {LOOP_QUERIES} queries, "
+          "extrapolated")
+    print(row("case", "pairs", "tile s", "tile MiB", "dense s", "dense MiB", "loop s",
+              widths=WIDTHS))
+    rng = np.random.default_rng(1)
+    for name, d, n_bins in (("2-D, 15 bins", 2, 15), ("2-D, 1 bin (worst)", 2, 1),
+                            ("10-D, 15 bins", 10, 15)):
+        conf, correct, X = classifier(n, d, seed=d)
+        lce(conf[:200], correct[:200], X[:200], gamma, n_bins, method="exact")  # warm-up
+        tile_s, tile_mib, tile = measure(
+            lambda: lce(conf, correct, X, gamma, n_bins, method="exact"), repeats=3)  # noqa: B023
+        dense_s, dense_mib, dense = measure(
+            lambda: dense_lce(conf, correct, X, gamma, n_bins))  # noqa: B023
+        np.testing.assert_allclose(tile, dense, rtol=1e-9, atol=1e-12)
+        queries = rng.choice(n, LOOP_QUERIES, replace=False)
+        start = time.perf_counter()
+        looped = loop_lce(conf, correct, X, gamma, queries, n_bins)
+        loop_s = (time.perf_counter() - start) * n / LOOP_QUERIES
+        np.testing.assert_allclose(looped, tile[queries], rtol=1e-9, atol=1e-12)
+        print(row(name, f"{pairs(conf, n_bins):.2e}", f"{tile_s:.3f}", f"{tile_mib:.1f}",
+                  f"{dense_s:.2f}", f"{dense_mib:.0f}", f"{loop_s:.0f}", widths=WIDTHS))
+        print(row("  ratio to tile", "", "1", "1", f"{dense_s / tile_s:.1f}x",
+                  f"{dense_mib / tile_mib:.0f}x", f"{loop_s / tile_s:.0f}x", widths=WIDTHS))
+
+
+def part_binned(n: int, full_exact: bool) -> None:
+    conf, correct, X = classifier(n, 2, seed=7)
+    queries = np.random.default_rng(2).choice(n, min(EXACT_QUERIES, n), replace=False)
+    label = "all rows" if full_exact else f"{queries.shape[0]:,} query rows, extrapolated"
+    print(f"\nBinned vs exact, n = {n:,} in 2-D (unit box), pairs {pairs(conf, 15):.2e}; "
+          f"exact on {label}")
+    print(row("γ / grid", "binned s", "bin MiB", "exact s", "speed-up", "max err", "mean err",
+              "bound", widths=(12, 9, 9, 9, 9, 10, 10, 9)))
+    for gamma in (0.05, 0.2):
+        if full_exact:
+            exact_s, _, exact = measure(
+                lambda: lce(conf, correct, X, gamma, method="exact"))  # noqa: B023
+            reference, at = exact, np.arange(n)
+        else:
+            start = time.perf_counter()
+            reference = exact_at(conf, correct, X, gamma, queries)
+            exact_s = (time.perf_counter() - start) * n / queries.shape[0]
+            at = queries
+        for grid in (256, 1024):
+            binned_s, binned_mib, binned = measure(
+                lambda: lce(conf, correct, X, gamma, method="binned",  # noqa: B023
+                            grid_size=grid))  # noqa: B023
+            err = np.abs(binned[at] - reference)
+            print(row(f"{gamma} / {grid}", f"{binned_s:.3f}", f"{binned_mib:.0f}",
+                      f"{exact_s:.1f}", f"{exact_s / binned_s:.0f}x", f"{err.max():.2e}",
+                      f"{err.mean():.2e}", f"{binned_error_bound(X, gamma, grid):.3f}",
+                      widths=(12, 9, 9, 9, 9, 10, 10, 9)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--n-large", type=int, default=200_000)
+    parser.add_argument("--gamma", type=float, default=0.2)
+    parser.add_argument("--full-exact", action="store_true",
+                        help="time the exact LCE on all n-large rows (minutes)")
+    args = parser.parse_args()
+    part_exact(args.n, args.gamma)
+    part_binned(args.n_large, args.full_exact)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,383 @@
+"""Kernel local calibration error (KLCE²) and its test (Vashistha & Farahi, I-trustworthy).
+
+For a binary problem (or one class against the rest) with residuals ``e_i = y_i − p_i``, the
+KLCE² estimator (eq. 4) is the U-statistic
+
+    KLCE² = 1/(n(n−1)) Σ_{i≠j} e_i k(p_i, p_j) l(x_i, x_j) e_j,
+
+with Gaussian kernels on the predictions, ``k(p, p') = exp(−(p − p')²/(2σ_p²))``, and on the
+(standardised) audit features, ``l(x, x') = exp(−‖x − x'‖²/(2σ_x²))``. Their product is one
+Gaussian kernel on ``[p/σ_p, x/σ_x]`` (:func:`core.kernels.scale_blocks`), so every statistic
+and every resample goes through the tile engine in one pass. ``σ = None`` means the median
+heuristic; ``σ = inf`` makes that kernel ≡ 1 (prediction kernel only, as in the paper's
+Type-I study, or feature kernel only).
+
+Testing H0 "the model is locally calibrated", i.e. ``P(y = 1 | p, x) = p``: each null scheme
+of :mod:`core.resampling` gives B resampled residual vectors; all of them are columns of one
+matrix E, and the B + 1 statistics are ``diag(Eᵀ K E)`` minus the diagonal terms.
+
+The *centred* statistic replaces e by e − ē (equivalently K by HKH, H = I − 11ᵀ/n) in the
+observed and in every resampled vector. A wide kernel is nearly constant, and then
+``Σ_{i≠j} K_ij e_i e_j ≈ c((Σe)² − Σe²)``: the statistic is dominated by the global term
+(Σe)², whose large null variance hides local structure. Centring removes that term; with
+consistency resampling the test stays exact (the resamples are exact draws from H0 given p
+and x, and any fixed function of them — the centred statistic included — is calibrated by
+them). What centring gives up is power against a miscalibration that is the same constant
+everywhere, which the global SKCE test on the Reliability page covers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.kernels import median_heuristic, quadratic_forms, scale_blocks
+from core.resampling import resample_residuals
+from core.stattests import TestResult, paper_p_value, resampling_p_value
+
+#: Nulls offered by :func:`klce_test` (each holds its level; see the size and power study in
+#: ``benchmarks/klce_null_study.py``): a resampling scheme and the statistic it calibrates.
+NULLS = ("consistency-combined", "consistency-centred", "consistency", "permutation", "wild",
+         "bootstrap")
+#: Also measured by the study but not offered: resampling centred residuals with
+#: replacement ignores that residual variances differ by row and rejects too often (≈ 0.06
+#: at α = 0.05).
+STUDIED_NULLS = (*NULLS, "bootstrap-centred")
+DEFAULT_NULL = "consistency-combined"
+#: One sentence per null, for the app.
+NULL_EXPLANATIONS = {
+    "consistency-combined": "Labels are redrawn from the model's own probabilities (the exact "
+    "null 'locally calibrated'), and the larger of the standardised plain and centred KLCE² "
+    "is compared with the same maximum over the redraws: exact level, power against both "
+    "local and global miscalibration.",
+    "consistency-centred": "Labels redrawn from the probabilities; the statistic uses centred "
+    "residuals, so a wide kernel's global term (Σe)² cannot drown local structure — exact "
+    "level, most power for local bias, little for a purely global offset.",
+    "consistency": "Labels redrawn from the probabilities, plain KLCE²: exact level, but with "
+    "wide kernels the global term dominates and local power drops.",
+    "permutation": "Residuals shuffled across rows (the paper authors' code): close to "
+    "nominal level, keeps Σe fixed and so cannot see a global offset.",
+    "wild": "Residuals multiplied by random signs: asymptotic level, power like plain "
+    "consistency resampling.",
+    "bootstrap": "Residuals drawn with replacement (the paper's Algorithm 1): the null is "
+    "shifted up by n·ē², so the test almost never rejects.",
+}
+#: Largest number of resample columns per tile-engine pass (memory n × columns × 8 bytes).
+MAX_COLUMNS = 2048
+
+
+@dataclass(frozen=True)
+class KernelInputs:
+    """What the KLCE kernels act on, after one-vs-rest reduction and standardisation."""
+
+    points: np.ndarray  # (n, 1 + d') coordinates of the product kernel, bandwidth 1
+    residuals: np.ndarray  # (n,) y − p
+    p: np.ndarray  # (n,) the probability tested (P(y=1) or P(y=k))
+    prob_bandwidth: float
+    feature_bandwidth: float
+
+
+def one_vs_rest(probs: np.ndarray, y: np.ndarray, class_index: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, outcome)`` for the positive class (binary) or class ``class_index``."""
+    probs = np.asarray(probs, dtype=np.float64)
+    y = np.asarray(y)
+    if probs.ndim == 1:
+        if class_index not in (None, 1):
+            raise ValueError("For (n,) probabilities of the positive class use class_index=1.")
+        return probs, (y == 1).astype(np.float64)
+    k = 1 if class_index is None and probs.shape[1] == 2 else class_index
+    if k is None:
+        raise ValueError(
+            f"The model has {probs.shape[1]} classes; KLCE tests one class against the rest. "
+            "Pass class_index to choose it."
+        )
+    if not 0 <= int(k) < probs.shape[1]:
+        raise ValueError(f"class_index must be between 0 and {probs.shape[1] - 1}.")
+    return probs[:, int(k)], (y == int(k)).astype(np.float64)
+
+
+def standardize_features(X: np.ndarray) -> np.ndarray:
+    """z-scores with the population standard deviation; constant columns become 0."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    sd = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+
+
+def kernel_inputs(
+    probs: np.ndarray,
+    y: np.ndarray,
+    X: np.ndarray | None,
+    prob_bandwidth: float | None = None,
+    feature_bandwidth: float | None = None,
+    standardize: bool = True,
+    class_index: int | None = None,
+) -> KernelInputs:
+    """Residuals and product-kernel coordinates ``[p/σ_p, x/σ_x]`` (see module docstring)."""
+    p, outcome = one_vs_rest(probs, y, class_index)
+    n = p.shape[0]
+    if n < 3:
+        raise ValueError("KLCE needs at least three rows.")
+    features = np.zeros((n, 0)) if X is None else np.asarray(X, dtype=np.float64)
+    features = features[:, None] if features.ndim == 1 else features
+    if features.shape[0] != n:
+        raise ValueError(f"X has {features.shape[0]} rows but there are {n} predictions.")
+    if standardize and features.shape[1]:
+        features = standardize_features(features)
+    sigma_p = median_heuristic(p) if prob_bandwidth is None else float(prob_bandwidth)
+    has_features = features.shape[1] > 0
+    sigma_x = (median_heuristic(features) if has_features else np.inf) \
+        if feature_bandwidth is None else float(feature_bandwidth)
+    if sigma_p <= 0 or sigma_x <= 0:
+        raise ValueError("Bandwidths must be positive (use inf for a constant kernel).")
+    blocks, scales = [], []
+    if np.isfinite(sigma_p):
+        blocks.append(p[:, None])
+        scales.append(sigma_p)
+    if np.isfinite(sigma_x) and has_features:
+        blocks.append(features)
+        scales.append(sigma_x)
+    points = scale_blocks(blocks, scales) if blocks else np.zeros((n, 1))
+    return KernelInputs(points, outcome - p, p, sigma_p, sigma_x)
+
+
+def klce(
+    probs: np.ndarray,
+    y: np.ndarray,
+    X: np.ndarray | None,
+    prob_bandwidth: float | None = None,
+    feature_bandwidth: float | None = None,
+    standardize: bool = True,
+    class_index: int | None = None,
+) -> float:
+    """KLCE² U-statistic, I-trustworthy eq. 4: ``Σ_{i≠j} e_i k_ij l_ij e_j / (n(n−1))``."""
+    inputs = kernel_inputs(probs, y, X, prob_bandwidth, feature_bandwidth, standardize,
+                           class_index)
+    n = inputs.p.shape[0]
+    return float(quadratic_forms(inputs.points, inputs.residuals, 1.0) / (n * (n - 1)))
+
+
+# --------------------------------------------------------------------------- resampling
+
+#: Null name → (resampling scheme, statistic variants it tests with).
+_NULL_SCHEMES = {
+    "consistency-combined": ("consistency", ("plain", "centred")),
+    "consistency-centred": ("consistency", ("centred",)),
+    "consistency": ("consistency", ("plain",)),
+    "permutation": ("permutation", ("plain",)),
+    "wild": ("wild", ("plain",)),
+    "bootstrap": ("bootstrap", ("plain",)),
+    "bootstrap-centred": ("bootstrap-centred", ("plain",)),
+}
+
+
+def _scheme(null: str) -> tuple[str, tuple[str, ...]]:
+    if null not in _NULL_SCHEMES:
+        raise ValueError(f"Unknown null {null!r}; choose one of {', '.join(STUDIED_NULLS)}.")
+    return _NULL_SCHEMES[null]
+
+
+def residual_columns(
+    null: str, e: np.ndarray, p: np.ndarray, n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``(n, B + 1)``: column 0 the observed residuals, then B draws under the null's scheme.
+
+    ``bootstrap-centred`` resamples centred residuals: it removes the shift (Σe)² that
+    drawing with replacement adds to the null of the plain statistic.
+    """
+    scheme, _ = _scheme(null)
+    E = np.empty((e.shape[0], n_resamples + 1))
+    E[:, 0] = e
+    E[:, 1:] = resample_residuals(scheme, e, p, n_resamples, rng)
+    return E
+
+
+def variant_statistics(points: np.ndarray, E: np.ndarray, variants: Sequence[str],
+                       n_jobs: int | None = None) -> np.ndarray:
+    """``(len(variants), B + 1)``: the plain and/or centred KLCE² of every column of E.
+
+    All variants' columns go through the tile engine together, in passes of at most
+    ``MAX_COLUMNS`` columns.
+    """
+    blocks = [E if variant == "plain" else E - E.mean(axis=0, keepdims=True)
+              for variant in variants]
+    stacked = np.hstack(blocks)
+    n = points.shape[0]
+    parts = [quadratic_forms(points, stacked[:, start:start + MAX_COLUMNS], 1.0, n_jobs=n_jobs)
+             for start in range(0, stacked.shape[1], MAX_COLUMNS)]
+    return (np.concatenate(parts) / (n * (n - 1))).reshape(len(variants), E.shape[1])
+
+
+def standardized_maximum(values: np.ndarray) -> np.ndarray:
+    """``max_v z_v`` per column, ``z_v = (T_v − mean_v)/sd_v`` over all columns of variant v.
+
+    The mean and sd use the observed and the resampled columns alike — a symmetric function
+    of all B + 1 columns — so exchangeability under H0, hence the exact level of a
+    consistency test, carries over to the maximum.
+    """
+    flat = values.reshape(-1, values.shape[-1])
+    sd = flat.std(axis=1, keepdims=True)
+    z = (flat - flat.mean(axis=1, keepdims=True)) / np.where(sd > 0, sd, 1.0)
+    return z.max(axis=0)
+
+
+def klce_test(
+    probs: np.ndarray,
+    y: np.ndarray,
+    X: np.ndarray | None,
+    prob_bandwidth: float | None = None,
+    feature_bandwidth: float | None = None,
+    standardize: bool = True,
+    null: str = DEFAULT_NULL,
+    n_resamples: int = 500,
+    seed: int = 0,
+    class_index: int | None = None,
+) -> TestResult:
+    """Test H0 "locally calibrated" with KLCE²; all B null statistics in one kernel pass.
+
+    For a null with one statistic, ``statistic`` is its observed value (the KLCE², or the
+    centred KLCE²) and the p-value ``(1 + #{null ≥ statistic}) / (1 + B)``. For
+    ``consistency-combined`` the statistic is the larger of the standardised plain and
+    centred KLCE² (:func:`standardized_maximum`), compared with the same maximum over the
+    resamples. ``p_value_paper`` is the paper's ``#{null > statistic} / B``;
+    ``parameters["klce"]`` always holds the plain KLCE² of eq. 4.
+    """
+    inputs = kernel_inputs(probs, y, X, prob_bandwidth, feature_bandwidth, standardize,
+                           class_index)
+    _, variants = _scheme(null)
+    E = residual_columns(null, inputs.residuals, inputs.p, n_resamples,
+                         np.random.default_rng(seed))
+    tested = variants if "plain" in variants else ("plain", *variants)
+    values = variant_statistics(inputs.points, E, tested)
+    by_variant = dict(zip(tested, values, strict=True))
+    combined = len(variants) > 1
+    series = standardized_maximum(values) if combined else by_variant[variants[0]]
+    observed, resampled = series[0], series[1:]
+    return TestResult(
+        statistic=float(observed), p_value=resampling_p_value(observed, resampled),
+        null=resampled, method=null, n_resamples=n_resamples,
+        parameters={"prob_bandwidth": inputs.prob_bandwidth,
+                    "feature_bandwidth": inputs.feature_bandwidth,
+                    "standardize": standardize, "seed": seed, "class_index": class_index,
+                    "klce": float(by_variant["plain"][0]),
+                    **({"klce_centred": float(by_variant["centred"][0])}
+                       if "centred" in by_variant else {}),
+                    "statistic": "max standardised (plain, centred)" if combined else
+                    f"{variants[0]} KLCE²"},
+        p_value_paper=paper_p_value(observed, resampled),
+    )
+
+
+def p_values_of_nulls(
+    inputs: KernelInputs, nulls: Sequence[str], n_resamples: int, rng: np.random.Generator
+) -> dict[str, float]:
+    """The p-value of every null in ``nulls`` for one dataset, from one tile-engine pass.
+
+    Used by the size and power study (``benchmarks/klce_null_study.py``) and its tests, where
+    every repetition compares all nulls on the same data.
+    """
+    plans = []
+    for null in nulls:
+        _, variants = _scheme(null)
+        E = residual_columns(null, inputs.residuals, inputs.p, n_resamples, rng)
+        plans.append((null, variants, [E if v == "plain" else E - E.mean(axis=0, keepdims=True)
+                                       for v in variants]))
+    stacked = np.hstack([block for _, _, blocks in plans for block in blocks])
+    n = inputs.points.shape[0]
+    values = quadratic_forms(inputs.points, stacked, 1.0) / (n * (n - 1))
+    values = values.reshape(-1, n_resamples + 1)
+    result, row = {}, 0
+    for null, variants, _ in plans:
+        block = values[row:row + len(variants)]
+        row += len(variants)
+        series = standardized_maximum(block) if len(variants) > 1 else block[0]
+        result[null] = resampling_p_value(series[0], series[1:])
+    return result
+
+
+# --------------------------------------------------------------------------- bandwidth grid
+
+
+@dataclass(frozen=True)
+class GridTestResult:
+    """KLCE² over a grid of bandwidths from shared resamples, and the aggregated test.
+
+    ``statistics`` and ``p_values`` have shape ``(len(prob_bandwidths),
+    len(feature_bandwidths))``; ``aggregated`` tests with ``max_g z_g``, the largest
+    standardised statistic over the grid, against the same maximum over the resamples.
+    """
+
+    prob_bandwidths: np.ndarray
+    feature_bandwidths: np.ndarray
+    statistics: np.ndarray
+    p_values: np.ndarray
+    aggregated: TestResult
+    null: str
+    n_resamples: int
+
+
+def bandwidth_grid(center: float, factors: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0)
+                   ) -> np.ndarray:
+    """Bandwidths spread on a log scale around ``center`` (the median heuristic by default)."""
+    return np.asarray([center * f for f in factors], dtype=np.float64)
+
+
+def klce_grid_test(
+    probs: np.ndarray,
+    y: np.ndarray,
+    X: np.ndarray | None,
+    prob_bandwidths: Sequence[float] | None = None,
+    feature_bandwidths: Sequence[float] | None = None,
+    standardize: bool = True,
+    null: str = DEFAULT_NULL,
+    n_resamples: int = 500,
+    seed: int = 0,
+    class_index: int | None = None,
+    progress: Callable[[float, str], None] | None = None,
+) -> GridTestResult:
+    """KLCE² and its p-value at every bandwidth pair, plus an aggregated test over the grid.
+
+    All grid points share one residual matrix E (observed + B resamples), so their p-values
+    come from the same draws. Aggregation: for grid point g let ``z_g = (T_g − mean)/sd``
+    with mean and sd over all B + 1 columns (a symmetric function of observed and resampled
+    columns, so under H0 the B + 1 maxima ``M = max_g z_g`` are exchangeable when the null is
+    exact); the aggregated p-value is ``(1 + #{M_b ≥ M_obs}) / (1 + B)``. This removes the
+    free choice of bandwidth the paper names as its main limitation, with controlled level.
+    Bandwidths default to the median heuristic × (¼, ½, 1, 2, 4).
+    """
+    base = kernel_inputs(probs, y, X, None, None, standardize, class_index)
+    p_grid = bandwidth_grid(base.prob_bandwidth) if prob_bandwidths is None \
+        else np.asarray(prob_bandwidths, dtype=np.float64)
+    x_grid = (bandwidth_grid(base.feature_bandwidth) if np.isfinite(base.feature_bandwidth)
+              else np.array([np.inf])) if feature_bandwidths is None \
+        else np.asarray(feature_bandwidths, dtype=np.float64)
+    _, variants = _scheme(null)
+    E = residual_columns(null, base.residuals, base.p, n_resamples,
+                         np.random.default_rng(seed))
+    values = np.empty((p_grid.size, x_grid.size, len(variants), n_resamples + 1))
+    total = p_grid.size * x_grid.size
+    for a, sigma_p in enumerate(p_grid):
+        for b, sigma_x in enumerate(x_grid):
+            inputs = kernel_inputs(probs, y, X, sigma_p, sigma_x, standardize, class_index)
+            values[a, b] = variant_statistics(inputs.points, E, variants)
+            if progress is not None:
+                progress((a * x_grid.size + b + 1) / total,
+                         f"bandwidths σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}")
+    per_point = np.array([[standardized_maximum(cell) if len(variants) > 1 else cell[0]
+                           for cell in row] for row in values])
+    p_values = np.array([[resampling_p_value(v[0], v[1:]) for v in row] for row in per_point])
+    maxima = standardized_maximum(values)
+    aggregated = TestResult(
+        statistic=float(maxima[0]), p_value=resampling_p_value(maxima[0], maxima[1:]),
+        null=maxima[1:], method=f"max-z over {total} bandwidth pairs ({null})",
+        n_resamples=n_resamples,
+        parameters={"prob_bandwidths": p_grid.tolist(), "feature_bandwidths": x_grid.tolist(),
+                    "seed": seed},
+        p_value_paper=paper_p_value(maxima[0], maxima[1:]),
+    )
+    return GridTestResult(p_grid, x_grid, per_point[:, :, 0], p_values, aggregated, null,
+                          n_resamples)
