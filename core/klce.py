@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.kernels import median_heuristic, quadratic_forms, scale_blocks
+from core.kernels import kernel_matmul, median_heuristic, quadratic_forms, scale_blocks
 from core.resampling import resample_residuals
 from core.stattests import TestResult, paper_p_value, resampling_p_value
 
@@ -200,16 +200,25 @@ def variant_statistics(points: np.ndarray, E: np.ndarray, variants: Sequence[str
                        n_jobs: int | None = None) -> np.ndarray:
     """``(len(variants), B + 1)``: the plain and/or centred KLCE² of every column of E.
 
-    All variants' columns go through the tile engine together, in passes of at most
-    ``MAX_COLUMNS`` columns.
+    One tile-engine pass gives the plain forms ``Q_b = Σ_{i≠j} K_ij e_ib e_jb`` (in passes of
+    at most ``MAX_COLUMNS`` columns). The centred forms need no second set of columns: with
+    ``ē_b`` the column mean and ``r = K·1`` the kernel row sums (one more, one-column pass),
+
+        Σ_{i≠j} K_ij (e_i − ē)(e_j − ē) = Q − 2ē (rᵀe − Σe) + ē² (Σr − n)
+
+    since ``K_ii = 1``.
     """
-    blocks = [E if variant == "plain" else E - E.mean(axis=0, keepdims=True)
-              for variant in variants]
-    stacked = np.hstack(blocks)
     n = points.shape[0]
-    parts = [quadratic_forms(points, stacked[:, start:start + MAX_COLUMNS], 1.0, n_jobs=n_jobs)
-             for start in range(0, stacked.shape[1], MAX_COLUMNS)]
-    return (np.concatenate(parts) / (n * (n - 1))).reshape(len(variants), E.shape[1])
+    plain = np.concatenate([
+        quadratic_forms(points, E[:, start:start + MAX_COLUMNS], 1.0, n_jobs=n_jobs)
+        for start in range(0, E.shape[1], MAX_COLUMNS)])
+    rows = {"plain": plain}
+    if "centred" in variants:
+        r = kernel_matmul(points, points, np.ones(n), 1.0, n_jobs=n_jobs)
+        means = E.mean(axis=0)
+        rows["centred"] = (plain - 2.0 * means * (r @ E - E.sum(axis=0))
+                           + means**2 * (r.sum() - n))
+    return np.stack([rows[variant] for variant in variants]) / (n * (n - 1))
 
 
 def standardized_maximum(values: np.ndarray) -> np.ndarray:
@@ -278,23 +287,18 @@ def p_values_of_nulls(
     """The p-value of every null in ``nulls`` for one dataset, from one tile-engine pass.
 
     Used by the size and power study (``benchmarks/klce_null_study.py``) and its tests, where
-    every repetition compares all nulls on the same data.
+    every repetition compares all nulls on the same data: the nulls' residual columns are
+    stacked and evaluated together, plain and centred statistics alike.
     """
-    plans = []
-    for null in nulls:
+    columns = [residual_columns(null, inputs.residuals, inputs.p, n_resamples, rng)
+               for null in nulls]
+    values = variant_statistics(inputs.points, np.hstack(columns), ("plain", "centred"))
+    result = {}
+    for k, null in enumerate(nulls):
         _, variants = _scheme(null)
-        E = residual_columns(null, inputs.residuals, inputs.p, n_resamples, rng)
-        plans.append((null, variants, [E if v == "plain" else E - E.mean(axis=0, keepdims=True)
-                                       for v in variants]))
-    stacked = np.hstack([block for _, _, blocks in plans for block in blocks])
-    n = inputs.points.shape[0]
-    values = quadratic_forms(inputs.points, stacked, 1.0) / (n * (n - 1))
-    values = values.reshape(-1, n_resamples + 1)
-    result, row = {}, 0
-    for null, variants, _ in plans:
-        block = values[row:row + len(variants)]
-        row += len(variants)
-        series = standardized_maximum(block) if len(variants) > 1 else block[0]
+        block = values[:, k * (n_resamples + 1):(k + 1) * (n_resamples + 1)]
+        chosen = np.stack([block[0 if v == "plain" else 1] for v in variants])
+        series = standardized_maximum(chosen) if len(variants) > 1 else chosen[0]
         result[null] = resampling_p_value(series[0], series[1:])
     return result
 

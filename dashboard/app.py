@@ -25,6 +25,7 @@ PAGES = [
     st.Page(HERE / "views" / "reliability.py", title="Reliability",
             icon=":material/ssid_chart:"),
     st.Page(HERE / "views" / "trust.py", title="Trust test", icon=":material/verified:"),
+    st.Page(HERE / "views" / "local_bias.py", title="Local bias", icon=":material/insights:"),
 ]
 
 st.logo(str(HERE.parent / "assets" / "logo.svg"))

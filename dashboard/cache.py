@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -118,3 +119,32 @@ def klce_grid(fingerprint: str, features: tuple[str, ...], class_index: int | No
             _GRIDS.popitem(last=False)
     _GRIDS.move_to_end(key)
     return _GRIDS[key]
+
+
+def reference_and_query(audit: AuditData) -> tuple[AuditData, AuditData, str]:
+    """LCB's labelled reference rows and the rows it is evaluated at (paper §4: reference =
+    calibration split, query = test split; without a split, all rows leave-one-out)."""
+    if audit.split is not None and {"calibration", "test"} <= set(audit.split):
+        return (audit.split_part("calibration"), audit.split_part("test"),
+                "reference: calibration split, evaluated on the test split")
+    return audit, audit, "all rows, each left out of its own estimate"
+
+
+@st.cache_data(show_spinner="Cross-validating the LCB bandwidths…", max_entries=32)
+def lcb_bandwidths(fingerprint: str, features: tuple[str, ...], class_index: int | None,
+                   _reference: AuditData) -> tuple[float, float, pd.DataFrame]:
+    probs, y, X, k = _audit_inputs(_reference, features, class_index)
+    return local.select_bandwidths(probs, y, X, class_index=k)
+
+
+@st.cache_data(show_spinner="Estimating the local bias…", max_entries=32)
+def lcb_values(fingerprint: str, features: tuple[str, ...], class_index: int | None,
+               prob_bandwidth: float, feature_bandwidth: float, _reference: AuditData,
+               _query: AuditData) -> np.ndarray:
+    probs, y, X, k = _audit_inputs(_reference, features, class_index)
+    if _query is _reference:
+        return local.lcb(probs, y, X, prob_bandwidth=prob_bandwidth,
+                         feature_bandwidth=feature_bandwidth, class_index=k)
+    q_probs, _, q_X, _ = _audit_inputs(_query, features, class_index)
+    return local.lcb(probs, y, X, q_probs, q_X, prob_bandwidth, feature_bandwidth,
+                     class_index=k)

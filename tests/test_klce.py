@@ -166,3 +166,14 @@ def test_progress_callback_and_constant_feature_kernel() -> None:
                             progress=lambda fraction, message: seen.append(fraction))
     assert result.feature_bandwidths.tolist() == [np.inf] and result.p_values.shape == (5, 1)
     assert seen[-1] == pytest.approx(1.0) and len(seen) == 5
+
+
+def test_centred_statistic_from_row_sums_equals_direct_centring() -> None:
+    from core.klce import kernel_inputs, variant_statistics
+
+    p, y, X = calibrated_two_features(np.random.default_rng(8))
+    inputs = kernel_inputs(p, y, X)
+    E = np.random.default_rng(9).normal(0.3, 1.0, size=(p.size, 7))
+    values = variant_statistics(inputs.points, E, ("plain", "centred"))
+    direct = variant_statistics(inputs.points, E - E.mean(axis=0), ("plain",))[0]
+    np.testing.assert_allclose(values[1], direct, rtol=1e-9, atol=1e-15)

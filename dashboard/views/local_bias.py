@@ -1,0 +1,107 @@
+"""Local bias page: where is the model biased, for whom, and by how much (LCB, eq. 7)?"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core.figures import lcb_figure
+from core.klce import one_vs_rest
+from core.lcb import biased_subgroups, lcb_trends
+from dashboard import cache
+from dashboard.components import class_picker
+from dashboard.state import active_audit
+
+NONE = "(none)"
+FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0)
+
+st.title("Local bias (LCB)")
+st.caption(
+    "The local calibration bias (I-trustworthy, eq. 7) is the kernel-weighted mean of "
+    "observed minus predicted around each person: positive where the model underestimates "
+    "the risk, negative where it overestimates it."
+)
+audit = active_audit()
+reference, query, how = cache.reference_and_query(audit)
+st.caption(f"Rows: {how} ({reference.n:,} reference rows, {query.n:,} evaluated).")
+
+numeric = [c for c in audit.feature_frame.columns
+           if pd.api.types.is_numeric_dtype(audit.feature_frame[c])]
+left, right = st.columns([2, 1])
+features = tuple(left.multiselect(
+    "Audit features (kernel)", list(audit.feature_frame.columns),
+    default=list(audit.feature_frame.columns), key="lcb_features"))
+with right:
+    class_index = class_picker(audit, key="lcb_class")
+
+cv_p, cv_x, cv_table = cache.lcb_bandwidths(reference.fingerprint, features, class_index,
+                                            reference)
+c1, c2, c3 = st.columns(3)
+choice = c1.radio("Bandwidths", ["cross-validated", "manual"], horizontal=True,
+                  key="lcb_bw_mode",
+                  help="Cross-validated: the pair that best predicts each reference row's "
+                       "residual from its neighbours (leave-one-out).")
+sigma_p, sigma_x = cv_p, cv_x
+if choice == "manual":
+    fp = c2.select_slider("σ_p (× cross-validated)", FACTORS + (4.0, 8.0), value=1.0,
+                          key="lcb_fp")
+    fx = c3.select_slider("σ_x (× cross-validated)", FACTORS + (4.0, 8.0), value=1.0,
+                          key="lcb_fx") if features else 1.0
+    sigma_p, sigma_x = cv_p * fp, cv_x * fx
+st.caption(f"σ_p = {sigma_p:.3g} (prediction), σ_x = {sigma_x:.3g} (standardised features)"
+           + (" — chosen by leave-one-out cross-validation." if choice != "manual" else "."))
+
+values = cache.lcb_values(reference.fingerprint + query.fingerprint, features, class_index,
+                          sigma_p, sigma_x, reference, query)
+p, outcome = one_vs_rest(query.probs, query.y, None if audit.is_binary else class_index)
+
+g1, g2, g3, g4 = st.columns(4)
+x_options = numeric or ["predicted probability"]
+x_name = g1.selectbox("Against", x_options, key="lcb_x")
+groups = list(audit.groups.columns)
+color = g2.selectbox("Colour by", [NONE, *groups], index=1 if groups else 0, key="lcb_color")
+facet = g3.selectbox("Facet by", [NONE, *groups], index=2 if len(groups) > 1 else 0,
+                     key="lcb_facet")
+degree = g4.slider("Polynomial degree", 1, 5, 3, key="lcb_degree")
+
+x = p if x_name == "predicted probability" else \
+    query.feature_frame[x_name].to_numpy(dtype=float)
+points = pd.DataFrame({x_name: x, "lcb": values})
+for column in {color, facet} - {NONE}:
+    points[column] = query.groups[column].to_numpy()
+labels = [points[c].astype(str) for c in (facet, color) if c != NONE]
+trend_groups = (labels[0] if len(labels) == 1 else labels[0] + " | " + labels[1]) \
+    if labels else None
+valid = ~np.isnan(values)
+trends = lcb_trends(x[valid], values[valid],
+                    None if trend_groups is None else trend_groups[valid].to_numpy(),
+                    degree=degree, n_resamples=200)
+st.plotly_chart(
+    lcb_figure(points[valid], trends, x_name, None if color == NONE else color,
+               None if facet == NONE else facet),
+    width="stretch", key="lcb_scatter")
+st.caption(
+    f"Points: LCB of each evaluated row; lines: degree-{degree} polynomial fits per group with "
+    "90% bootstrap bands (the spread of the fit over the plotted points). "
+    + (f"{int((~valid).sum())} rows had no reference neighbours and are not drawn."
+       if (~valid).any() else "")
+)
+
+st.header("Most biased subgroups")
+by = st.multiselect("Subgroups of", groups, default=groups[:2], key="lcb_subgroups")
+ranges = st.slider(f"Ranges of {x_name}", 1, 8, 4, key="lcb_ranges")
+table = biased_subgroups(values, outcome - p, p, query.groups[by],
+                         None if ranges == 1 else x, x_name, n_ranges=ranges)
+st.dataframe(table.head(15), width="stretch", hide_index=True, column_config={
+    "mean_lcb": st.column_config.NumberColumn("mean LCB", format="%+.3f"),
+    "mean_abs_lcb": st.column_config.NumberColumn("mean |LCB|", format="%.3f"),
+    "observed_minus_predicted": st.column_config.NumberColumn("observed − predicted",
+                                                              format="%+.3f"),
+    "z": st.column_config.NumberColumn("z (raw residual)", format="%+.1f"),
+})
+st.caption(
+    "Ranked by mean |LCB|. 'observed − predicted' and its z = Σ(y − p)/√Σp(1 − p) use the "
+    "rows' raw outcomes, without kernels: |z| > 3 is hard to explain by chance. Subgroups "
+    "with fewer than 30 rows are left out."
+)
