@@ -16,3 +16,20 @@ def test_reliability_page(app_url: str, page) -> None:
     page.locator(".js-plotly-plot").nth(1).wait_for()  # the diagram and the per-group grid
     assert page.get_by_text("Traceback").count() == 0
     screenshot(page, "reliability-census")
+
+
+def test_trust_page(app_url: str, page) -> None:
+    page.goto(f"{app_url}/trust")
+    page.get_by_text("the aggregated KLCE test rejects").wait_for(timeout=180_000)
+    page.get_by_role("heading", name="At one bandwidth pair").wait_for()
+    page.locator(".js-plotly-plot").nth(1).wait_for()  # heat map and null histogram
+    assert page.get_by_text("Traceback").count() == 0
+    screenshot(page, "trust-census")
+
+
+def test_local_bias_page(app_url: str, page) -> None:
+    page.goto(f"{app_url}/local_bias")
+    page.get_by_role("heading", name="Most biased subgroups").wait_for(timeout=180_000)
+    page.locator(".js-plotly-plot").first.wait_for()
+    assert page.get_by_text("Traceback").count() == 0
+    screenshot(page, "local-bias-census")

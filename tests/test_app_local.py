@@ -1,0 +1,61 @@
+"""AppTest: the Trust test, Local bias and LCE landscape pages on the demo data."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard.state import cached_demo
+from tests.conftest import APP
+
+TIMEOUT = 300
+
+
+def open_page(page: str, demo: str = "census") -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.session_state["active_audit"] = cached_demo(demo)
+    at.session_state["active_source"] = f"demo: {demo}"
+    at.run()
+    at.switch_page(f"views/{page}.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_trust_page_rejects_on_the_census_demo() -> None:
+    at = open_page("trust")
+    assert at.title[0].value == "Trust test (KLCE)"
+    assert at.selectbox(key="trust_null").value == "consistency-combined"
+    errors = " ".join(e.value for e in at.error)
+    assert "the aggregated KLCE test rejects" in errors
+    # a narrower feature bandwidth makes the single-bandwidth test reject as well
+    at.select_slider(key="trust_sigma_x").set_value(0.25).run()
+    assert not at.exception, at.exception
+    assert "At these bandwidths the KLCE test rejects" in " ".join(e.value for e in at.error)
+    at.selectbox(key="trust_null").set_value("permutation").run()
+    assert not at.exception, at.exception
+    assert any("permutation" in c.value for c in at.caption)
+
+
+def test_trust_page_multiclass_class_picker() -> None:
+    at = open_page("trust", "multiclass")
+    assert at.selectbox(key="trust_class").options[:2] == ["water", "forest"]
+    at.selectbox(key="trust_class").set_value(4).run()
+    assert not at.exception, at.exception
+    assert "class 'urban'" in " ".join([e.value for e in at.error] + [s.value for s in at.success])
+
+
+def test_local_bias_page_ranks_the_planted_cells() -> None:
+    at = open_page("local_bias")
+    table = at.dataframe[0].value
+    top = table.iloc[0]
+    assert top["race"] == "Black" and top["mean_lcb"] > 0.1 and top["z"] > 4
+    at.selectbox(key="lcb_facet").set_value("(none)").run()
+    at.slider(key="lcb_degree").set_value(1).run()
+    at.radio(key="lcb_bw_mode").set_value("manual").run()
+    assert not at.exception, at.exception
+
+
+def test_local_bias_without_split_uses_leave_one_out() -> None:
+    at = open_page("local_bias", "itrustworthy")
+    assert any("each left out of its own estimate" in c.value for c in at.caption)
+    assert at.selectbox(key="lcb_x").value == "x1"
