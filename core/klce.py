@@ -134,15 +134,22 @@ def kernel_inputs(
         if feature_bandwidth is None else float(feature_bandwidth)
     if sigma_p <= 0 or sigma_x <= 0:
         raise ValueError("Bandwidths must be positive (use inf for a constant kernel).")
+    return KernelInputs(product_points(p, features, sigma_p, sigma_x), outcome - p, p,
+                        sigma_p, sigma_x)
+
+
+def product_points(p: np.ndarray, features: np.ndarray, sigma_p: float, sigma_x: float
+                   ) -> np.ndarray:
+    """Coordinates ``[p/σ_p, x/σ_x]`` of the product kernel as one Gaussian with σ = 1; an
+    infinite bandwidth (or no features) drops that factor (kernel ≡ 1)."""
     blocks, scales = [], []
     if np.isfinite(sigma_p):
         blocks.append(p[:, None])
         scales.append(sigma_p)
-    if np.isfinite(sigma_x) and has_features:
+    if features.shape[1] and np.isfinite(sigma_x):
         blocks.append(features)
         scales.append(sigma_x)
-    points = scale_blocks(blocks, scales) if blocks else np.zeros((n, 1))
-    return KernelInputs(points, outcome - p, p, sigma_p, sigma_x)
+    return scale_blocks(blocks, scales) if blocks else np.zeros((p.shape[0], 1))
 
 
 def klce(

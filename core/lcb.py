@@ -24,8 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from core.kernels import kernel_matmul, median_heuristic, scale_blocks
-from core.klce import one_vs_rest
+from core.kernels import kernel_matmul, median_heuristic
+from core.klce import one_vs_rest, product_points, standardize_features
 
 MIN_SUBGROUP = 30
 #: Total kernel weight below which a query point has no reference neighbours (LCB is NaN).
@@ -63,8 +63,8 @@ def lcb(
     sigma_p = median_heuristic(p) if prob_bandwidth is None else float(prob_bandwidth)
     sigma_x = (median_heuristic(X) if X.shape[1] else np.inf) if feature_bandwidth is None \
         else float(feature_bandwidth)
-    reference, query = _product_points(p, X, sigma_p, sigma_x), \
-        _product_points(qp, qX, sigma_p, sigma_x)
+    reference, query = product_points(p, X, sigma_p, sigma_x), \
+        product_points(qp, qX, sigma_p, sigma_x)
     weights = np.column_stack([outcome - p, np.ones(n)])
     sums = kernel_matmul(query, reference, weights, 1.0, exclude_self=same)
     return np.divide(sums[:, 0], sums[:, 1], out=np.full(sums.shape[0], np.nan),
@@ -99,8 +99,7 @@ def select_bandwidths(
         rows = np.sort(np.random.default_rng(seed).choice(n, max_rows, replace=False))
     X = np.zeros((n, 0)) if X is None else np.asarray(X, dtype=np.float64).reshape(n, -1)
     if standardize and X.shape[1]:
-        sd = X.std(axis=0)
-        X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        X = standardize_features(X)
     p, e, X = p[rows], (outcome - p)[rows], X[rows]
     base_p = median_heuristic(p)
     base_x = median_heuristic(X) if X.shape[1] else np.inf
@@ -108,7 +107,7 @@ def select_bandwidths(
     scores = []
     for fp in factors:
         for fx in factors if np.isfinite(base_x) else (1.0,):
-            points = _product_points(p, X, base_p * fp, base_x * fx)
+            points = product_points(p, X, base_p * fp, base_x * fx)
             sums = kernel_matmul(points, points, weights, 1.0, exclude_self=True)
             # a row with no neighbour at this bandwidth is predicted to have no bias
             fitted = np.divide(sums[:, 0], sums[:, 1], out=np.zeros(e.size),
@@ -117,16 +116,6 @@ def select_bandwidths(
     table = pd.DataFrame(scores, columns=["prob_bandwidth", "feature_bandwidth", "cv_error"])
     best = table.loc[table["cv_error"].idxmin()]
     return float(best["prob_bandwidth"]), float(best["feature_bandwidth"]), table
-
-
-def _product_points(p: np.ndarray, X: np.ndarray, sigma_p: float, sigma_x: float) -> np.ndarray:
-    blocks, scales = [], []
-    if np.isfinite(sigma_p):
-        blocks, scales = [p[:, None]], [sigma_p]
-    if X.shape[1] and np.isfinite(sigma_x):
-        blocks.append(X)
-        scales.append(sigma_x)
-    return scale_blocks(blocks, scales) if blocks else np.zeros((p.shape[0], 1))
 
 
 def lcb_trends(
