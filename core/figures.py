@@ -285,10 +285,10 @@ def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarra
         hovertemplate="LCE %{marker.color:.3f}<extra></extra>",
     )
     figure.update_layout(
-        title=title or None, height=520, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+        title=title or None, height=560, margin=dict(l=10, r=10, t=50 if title else 20, b=40),
         xaxis=dict(title="embedding 1", showgrid=False, zeroline=False),
         yaxis=dict(title="embedding 2", showgrid=False, zeroline=False, scaleanchor="x"),
-        legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0),
+        legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
     )
     return figure
 

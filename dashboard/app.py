@@ -26,6 +26,8 @@ PAGES = [
             icon=":material/ssid_chart:"),
     st.Page(HERE / "views" / "trust.py", title="Trust test", icon=":material/verified:"),
     st.Page(HERE / "views" / "local_bias.py", title="Local bias", icon=":material/insights:"),
+    st.Page(HERE / "views" / "lce_landscape.py", title="LCE landscape",
+            icon=":material/scatter_plot:"),
 ]
 
 st.logo(str(HERE.parent / "assets" / "logo.svg"))

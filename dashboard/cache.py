@@ -16,6 +16,7 @@ import streamlit as st
 
 from core import local, metrics
 from core.data import AuditData
+from core.embedding import Embedding, embed, embedding_cache_key, prepare_features
 from core.groups import group_calibration_table, group_reliability_tables
 from core.klce import GridTestResult, kernel_inputs
 from core.skce import skce, skce_bootstrap
@@ -148,3 +149,37 @@ def lcb_values(fingerprint: str, features: tuple[str, ...], class_index: int | N
     q_probs, _, q_X, _ = _audit_inputs(_query, features, class_index)
     return local.lcb(probs, y, X, q_probs, q_X, prob_bandwidth, feature_bandwidth,
                      class_index=k)
+# --------------------------------------------------------------------------- LCE landscape
+
+_EMBEDDINGS: OrderedDict[tuple, Embedding] = OrderedDict()
+MAX_EMBEDDINGS = 8
+
+
+def embedding(fingerprint: str, features: tuple[str, ...], method: str, data: AuditData,
+              progress: Callable[[float, str], None] | None = None) -> Embedding:
+    """2-D embedding of the standardised audit features, memoised per process (a progress
+    bar drawn from outside cannot be replayed by ``st.cache_data``, see :func:`klce_grid`)."""
+    key = embedding_cache_key(fingerprint, method, 2, 0, features=features)
+    if key not in _EMBEDDINGS:
+        X = prepare_features(data.feature_matrix(features),
+                             [n for n in data.feature_names
+                              if n in features or n.split("=", 1)[0] in features])
+        _EMBEDDINGS[key] = embed(X, method=method, n_components=2, seed=0, progress=progress)
+        while len(_EMBEDDINGS) > MAX_EMBEDDINGS:
+            _EMBEDDINGS.popitem(last=False)
+    _EMBEDDINGS.move_to_end(key)
+    return _EMBEDDINGS[key]
+
+
+@st.cache_data(show_spinner="Computing the local calibration errors…", max_entries=64)
+def lce_values(fingerprint: str, features: tuple[str, ...], method: str, gamma: float,
+               signed: bool, _coords: np.ndarray, _conf: np.ndarray,
+               _correct: np.ndarray) -> np.ndarray:
+    return local.lce(_conf, _correct, _coords, gamma, signed=signed)
+
+
+@st.cache_data(show_spinner="Computing MLCE over γ…", max_entries=32)
+def mlce_curve(fingerprint: str, features: tuple[str, ...], method: str,
+               gammas: tuple[float, ...], _coords: np.ndarray, _conf: np.ndarray,
+               _correct: np.ndarray) -> pd.DataFrame:
+    return local.mlce_curve(_conf, _correct, _coords, list(gammas))

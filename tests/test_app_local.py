@@ -59,3 +59,19 @@ def test_local_bias_without_split_uses_leave_one_out() -> None:
     at = open_page("local_bias", "itrustworthy")
     assert any("each left out of its own estimate" in c.value for c in at.caption)
     assert at.selectbox(key="lcb_x").value == "x1"
+
+
+def test_lce_landscape_page() -> None:
+    at = open_page("lce_landscape")
+    assert at.radio(key="lce_method").value == "pca"
+    assert any("over- and under-confident regions cancel" in m.value for m in at.markdown)
+    at.select_slider(key="lce_gamma").set_value(1.0).run()
+    at.toggle(key="lce_signed").set_value(False).run()
+    assert not at.exception, at.exception
+
+
+def test_lce_landscape_tsne_on_the_simulation() -> None:
+    at = open_page("lce_landscape", "itrustworthy")
+    at.radio(key="lce_method").set_value("tsne").run()
+    assert not at.exception, at.exception
+    assert any("the embedding was fitted on 2,000 rows" in c.value for c in at.caption)

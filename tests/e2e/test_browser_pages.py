@@ -33,3 +33,11 @@ def test_local_bias_page(app_url: str, page) -> None:
     page.locator(".js-plotly-plot").first.wait_for()
     assert page.get_by_text("Traceback").count() == 0
     screenshot(page, "local-bias-census")
+
+
+def test_lce_landscape_page(app_url: str, page) -> None:
+    page.goto(f"{app_url}/lce_landscape")
+    page.get_by_role("heading", name="MLCE against the bandwidth").wait_for(timeout=180_000)
+    page.locator(".js-plotly-plot").nth(2).wait_for()  # landscape, CDF, MLCE curve
+    assert page.get_by_text("Traceback").count() == 0
+    screenshot(page, "lce-landscape-census")
