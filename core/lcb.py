@@ -211,8 +211,3 @@ def biased_subgroups(
     summary["z"] = summary["residual_sum"] / np.sqrt(summary["variance_sum"].clip(lower=1e-12))
     summary = summary.drop(columns=["residual_sum", "variance_sum"])
     return summary.sort_values("mean_abs_lcb", ascending=False, ignore_index=True)
-
-
-def subgroup_label(row: pd.Series, keys: Sequence[str]) -> str:
-    """``"race = Black, age 60–90"``-style label of a row of :func:`biased_subgroups`."""
-    return ", ".join(f"{key} = {row[key]}" for key in keys)
