@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 
 st.set_page_config(
     page_title="Calibration Atlas",
-    page_icon=str(HERE.parent / "assets" / "logo.svg"),
+    page_icon=str(HERE.parent / "assets" / "logo.png"),
     layout="wide",
 )
 
@@ -30,7 +30,7 @@ PAGES = [
             icon=":material/scatter_plot:"),
 ]
 
-st.logo(str(HERE.parent / "assets" / "logo.svg"))
+st.logo(str(HERE.parent / "assets" / "logo.png"))
 navigation = st.navigation(PAGES)
 navigation.run()
 # Drawn after the page so that a dataset the page just activated shows at once.
