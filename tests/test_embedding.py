@@ -1,8 +1,8 @@
 """Tests of core.embedding: feature preparation, PCA / t-SNE / UMAP maps, placement, cache keys.
 
-t-SNE and UMAP run on a few hundred rows only. The first UMAP call compiles umap-learn's numba
-code (15–20 s), so UMAP is fitted three times in all, on small inputs below 4,096 rows (the
-exact-neighbour code path, which compiles once).
+t-SNE and UMAP are fitted on a few hundred rows only. The first UMAP call compiles
+umap-learn's numba code (15–20 s), so UMAP runs three times in all, always on fewer than
+4,096 rows (the exact-neighbour code path, compiled once).
 """
 
 from __future__ import annotations
@@ -315,19 +315,40 @@ def test_census_pca_on_all_rows(census_features):
     assert np.isfinite(result.coords).all() and result.n_fit == census_features.shape[0]
 
 
-def test_census_tsne_places_most_rows_into_a_small_map(census_features):
+def assert_repeated_rows_share_coordinates(X: np.ndarray, result: Embedding) -> None:
+    """Rows with equal features have equal coordinates, and each distinct row is fitted once."""
+    distinct, inverse = np.unique(X, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    first = np.unique(inverse, return_index=True)[1]  # first row holding each distinct vector
+    np.testing.assert_array_equal(result.coords, result.coords[first][inverse])
+    assert result.params["n_distinct"] == distinct.shape[0]
+    assert np.unique(inverse[result.fit_rows]).size == result.n_fit
+
+
+def test_census_tsne_on_distinct_rows_with_placement(census_features):
+    """The demo's audit features (age, sex, race) repeat; 400 distinct vectors are fitted."""
     result = embed(census_features, "tsne", max_fit=400, seed=0)
     assert result.coords.shape == (census_features.shape[0], 2)
     assert np.isfinite(result.coords).all() and result.n_fit == 400
+    assert result.params["n_distinct"] > 400
+    assert_repeated_rows_share_coordinates(census_features, result)
 
 
 def test_census_umap_on_a_slice(census_features):
     X = census_features[:800]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ImportWarning)
-        result = embed(X, "umap", max_fit=400, seed=0)
+        result = embed(X, "umap", max_fit=200, seed=0)
     assert result.coords.shape == (800, 2) and np.isfinite(result.coords).all()
-    assert result.params["init"] == "pca"
+    assert result.n_fit == 200 and result.params["init"] == "pca"
+    assert_repeated_rows_share_coordinates(X, result)
+
+
+def test_tsne_needs_five_distinct_rows_but_pca_does_not():
+    X = np.repeat(np.eye(4), 10, axis=0)
+    with pytest.raises(ValueError, match="only 4 distinct values"):
+        embed(X, "tsne")
+    assert embed(X, "pca").coords.shape == (40, 2)
 
 
 # --------------------------------------------------------------------------- cache keys
