@@ -22,8 +22,6 @@ from core.klce import GridTestResult, kernel_inputs
 from core.skce import skce, skce_bootstrap
 from core.stattests import TestResult, hosmer_lemeshow, skce_test
 
-MAX_GRIDS = 16
-
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def reliability_table(fingerprint: str, notion: str, class_index: int | None, n_bins: int,
@@ -100,26 +98,40 @@ def klce_test(fingerprint: str, features: tuple[str, ...], class_index: int | No
                            n_resamples=n_resamples, class_index=k)
 
 
-_GRIDS: OrderedDict[tuple, GridTestResult] = OrderedDict()
+class ProcessMemo:
+    """A small least-recently-used store shared by all sessions of the server process.
+
+    For computations that report progress into a bar drawn outside them: Streamlit's
+    ``st.cache_data`` records such calls and fails to replay them on a hit.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.store: OrderedDict = OrderedDict()
+
+    def get(self, key, compute: Callable[[], object]):
+        if key not in self.store:
+            self.store[key] = compute()
+            while len(self.store) > self.limit:
+                self.store.popitem(last=False)
+        self.store.move_to_end(key)
+        return self.store[key]
+
+
+_GRIDS = ProcessMemo(limit=16)
+_EMBEDDINGS = ProcessMemo(limit=8)
 
 
 def klce_grid(fingerprint: str, features: tuple[str, ...], class_index: int | None, null: str,
               n_resamples: int, data: AuditData,
               progress: Callable[[float, str], None] | None = None) -> GridTestResult:
-    """The bandwidth-grid test, memoised per process like ``st.cache_data``.
-
-    Not ``st.cache_data``: the progress callback draws into a bar created outside the
-    function, which Streamlit's cache would try to replay on a hit.
-    """
-    key = (fingerprint, features, class_index, null, n_resamples)
-    if key not in _GRIDS:
-        probs, y, X, k = _audit_inputs(data, features, class_index)
-        _GRIDS[key] = local.klce_grid_test(probs, y, X, null=null, n_resamples=n_resamples,
-                                           class_index=k, progress=progress)
-        while len(_GRIDS) > MAX_GRIDS:
-            _GRIDS.popitem(last=False)
-    _GRIDS.move_to_end(key)
-    return _GRIDS[key]
+    """The bandwidth-grid test, memoised per process (:class:`ProcessMemo`)."""
+    probs, y, X, k = _audit_inputs(data, features, class_index)
+    return _GRIDS.get(
+        (fingerprint, features, class_index, null, n_resamples),
+        lambda: local.klce_grid_test(probs, y, X, null=null, n_resamples=n_resamples,
+                                     class_index=k, progress=progress),
+    )
 
 
 def reference_and_query(audit: AuditData) -> tuple[AuditData, AuditData, str]:
@@ -149,26 +161,23 @@ def lcb_values(fingerprint: str, features: tuple[str, ...], class_index: int | N
     q_probs, _, q_X, _ = _audit_inputs(_query, features, class_index)
     return local.lcb(probs, y, X, q_probs, q_X, prob_bandwidth, feature_bandwidth,
                      class_index=k)
-# --------------------------------------------------------------------------- LCE landscape
 
-_EMBEDDINGS: OrderedDict[tuple, Embedding] = OrderedDict()
-MAX_EMBEDDINGS = 8
+
+# --------------------------------------------------------------------------- LCE landscape
 
 
 def embedding(fingerprint: str, features: tuple[str, ...], method: str, data: AuditData,
               progress: Callable[[float, str], None] | None = None) -> Embedding:
-    """2-D embedding of the standardised audit features, memoised per process (a progress
-    bar drawn from outside cannot be replayed by ``st.cache_data``, see :func:`klce_grid`)."""
-    key = embedding_cache_key(fingerprint, method, 2, 0, features=features)
-    if key not in _EMBEDDINGS:
-        X = prepare_features(data.feature_matrix(features),
-                             [n for n in data.feature_names
-                              if n in features or n.split("=", 1)[0] in features])
-        _EMBEDDINGS[key] = embed(X, method=method, n_components=2, seed=0, progress=progress)
-        while len(_EMBEDDINGS) > MAX_EMBEDDINGS:
-            _EMBEDDINGS.popitem(last=False)
-    _EMBEDDINGS.move_to_end(key)
-    return _EMBEDDINGS[key]
+    """2-D embedding of the standardised audit features, memoised per process
+    (:class:`ProcessMemo`)."""
+    names = [n for n in data.feature_names if n in features or n.split("=", 1)[0] in features]
+
+    def compute() -> Embedding:
+        X = prepare_features(data.feature_matrix(features), names)
+        return embed(X, method=method, n_components=2, seed=0, progress=progress)
+
+    return _EMBEDDINGS.get(embedding_cache_key(fingerprint, method, 2, 0, features=features),
+                           compute)
 
 
 @st.cache_data(show_spinner="Computing the local calibration errors…", max_entries=64)
