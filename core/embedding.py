@@ -66,6 +66,7 @@ from numpy.typing import ArrayLike
 from sklearn.decomposition import PCA
 
 from core.data import describe_rows
+from core.kernels import standardize_features
 
 if TYPE_CHECKING:  # imported where used: umap-learn alone takes seconds to import
     import openTSNE
@@ -187,21 +188,7 @@ def prepare_features(X: ArrayLike, feature_names) -> np.ndarray:
             f"The audit features {listed} have missing or infinite values. Remove or fill "
             "those rows before embedding."
         )
-    return _zscore(matrix)
-
-
-def _zscore(matrix: np.ndarray) -> np.ndarray:
-    """Column z-scores with the population sd; columns whose values are all equal become 0."""
-    if matrix.shape[0] == 0:
-        return matrix.copy()
-    constant = matrix.max(axis=0) == matrix.min(axis=0)
-    centred = matrix - matrix.mean(axis=0)
-    centred[:, constant] = 0.0
-    scale = np.abs(centred).max(axis=0)  # divides first, so squares of huge values cannot overflow
-    scale[constant] = 1.0
-    sd = scale * np.sqrt(np.mean((centred / scale) ** 2, axis=0))
-    sd[constant] = 1.0
-    return centred / sd
+    return standardize_features(matrix)
 
 
 # --------------------------------------------------------------------------- validation

@@ -106,6 +106,27 @@ def median_heuristic(points: np.ndarray, max_points: int = MEDIAN_SAMPLE, seed: 
     return float(np.median(distances)) if distances.size else 1.0
 
 
+def standardize_features(X: np.ndarray) -> np.ndarray:
+    """Column z-scores with the population standard deviation (DESIGN.md), so that a
+    feature bandwidth is in standard deviations; a constant column becomes exactly 0.
+
+    Each column is divided by its largest absolute deviation before squaring, so huge values
+    cannot overflow the variance. Returns a new float64 array.
+    """
+    matrix = np.asarray(X, dtype=np.float64)
+    matrix = matrix[:, None] if matrix.ndim == 1 else matrix
+    if matrix.shape[0] == 0:
+        return matrix.copy()
+    constant = matrix.max(axis=0) == matrix.min(axis=0)
+    centred = matrix - matrix.mean(axis=0)
+    centred[:, constant] = 0.0
+    scale = np.abs(centred).max(axis=0)
+    scale[constant] = 1.0
+    sd = scale * np.sqrt(np.mean((centred / scale) ** 2, axis=0))
+    sd[constant] = 1.0
+    return centred / sd
+
+
 def scale_blocks(blocks: Sequence[np.ndarray], bandwidths: Sequence[float]) -> np.ndarray:
     """Coordinates for a product of Gaussian kernels as one Gaussian with σ = 1.
 

@@ -33,7 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.kernels import kernel_matmul, median_heuristic, quadratic_forms, scale_blocks
+from core.kernels import (
+    kernel_matmul,
+    median_heuristic,
+    quadratic_forms,
+    scale_blocks,
+    standardize_features,
+)
 from core.resampling import resample_residuals
 from core.stattests import TestResult, paper_p_value, resampling_p_value
 
@@ -97,15 +103,6 @@ def one_vs_rest(probs: np.ndarray, y: np.ndarray, class_index: int | None = None
     if not 0 <= int(k) < probs.shape[1]:
         raise ValueError(f"class_index must be between 0 and {probs.shape[1] - 1}.")
     return probs[:, int(k)], (y == int(k)).astype(np.float64)
-
-
-def standardize_features(X: np.ndarray) -> np.ndarray:
-    """z-scores with the population standard deviation; constant columns become 0."""
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim == 1:
-        X = X[:, None]
-    sd = X.std(axis=0)
-    return (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
 
 
 def kernel_inputs(

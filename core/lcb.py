@@ -24,8 +24,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from core.kernels import kernel_matmul, median_heuristic
-from core.klce import one_vs_rest, product_points, standardize_features
+from core.kernels import kernel_matmul, median_heuristic, standardize_features
+from core.klce import one_vs_rest, product_points
 
 MIN_SUBGROUP = 30
 #: Total kernel weight below which a query point has no reference neighbours (LCB is NaN).

@@ -58,7 +58,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from core.kernels import kernel_matmul
-from core.metrics import bin_edges, bin_indices
+from core.metrics import bin_edges, bin_indices, check_count
 
 METHODS = ("exact", "binned", "auto")
 #: Tile edge of the exact method; small tiles keep the Laplacian's element-wise passes in cache.
@@ -155,12 +155,6 @@ def _check_gamma(gamma: float, d: int) -> float:
     return g
 
 
-def _check_int(name: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"{name} must be a whole number of at least {minimum}, not {value!r}.")
-    return int(value)
-
-
 def _check_method(method: str) -> str:
     if method not in METHODS:
         raise ValueError(f"Unknown method {method!r}; choose 'exact', 'binned' or 'auto'.")
@@ -168,7 +162,7 @@ def _check_method(method: str) -> str:
 
 
 def _check_n_jobs(n_jobs: int | None) -> int | None:
-    return None if n_jobs is None else _check_int("n_jobs", n_jobs, 1)
+    return None if n_jobs is None else check_count("n_jobs", n_jobs, 1)
 
 
 # --------------------------------------------------------------------------- bins
@@ -181,7 +175,7 @@ def confidence_bins(conf: ArrayLike, n_bins: int = 15) -> np.ndarray:
     ``strategy="uniform"`` and :func:`core.metrics.bin_indices`): bin 0 includes 0 and a
     confidence of exactly 1.0 is in bin ``n_bins − 1``. Returns ``(n,)`` int64 bin numbers.
     """
-    n_bins = _check_int("n_bins", n_bins, 1)
+    n_bins = check_count("n_bins", n_bins, 1)
     c = np.asarray(conf, dtype=np.float64)
     return bin_indices(c, bin_edges(c, n_bins, "uniform")).astype(np.int64)
 
@@ -334,8 +328,8 @@ def binned_error_bound(
     if x.shape[1] != 2:
         raise ValueError(_binned_dimension_message(x.shape[1]))
     g = _check_gamma(gamma, 2)
-    grid_size = _check_int("grid_size", grid_size, 2)
-    n_bins = _check_int("n_bins", n_bins, 1)
+    grid_size = check_count("grid_size", grid_size, 2)
+    n_bins = check_count("n_bins", n_bins, 1)
     _, h = _grid_spacing(x, grid_size)
     span = np.ptp(x, axis=0)
     tau = float(np.sum(np.where(span > 0, h, 0.0))) / g
@@ -390,7 +384,7 @@ class _Prepared:
 def _prepare(conf: ArrayLike, correct: ArrayLike, features: ArrayLike, n_bins: int) -> _Prepared:
     c, o = _check_vectors(conf, correct)
     x = _check_features(features, c.shape[0])
-    bins = confidence_bins(c, _check_int("n_bins", n_bins, 1))
+    bins = confidence_bins(c, check_count("n_bins", n_bins, 1))
     return _Prepared(c - o, x, _bin_groups(bins))
 
 
@@ -453,9 +447,9 @@ def lce(
     """
     data = _prepare(conf, correct, features, n_bins)
     g = _check_gamma(gamma, data.features.shape[1])
-    chosen = choose_method(data.features, g, method, _check_int("grid_size", grid_size, 2),
+    chosen = choose_method(data.features, g, method, check_count("grid_size", grid_size, 2),
                            n_bins)
-    values = _signed_lce(data, g, chosen, grid_size, _check_int("tile_size", tile_size, 1),
+    values = _signed_lce(data, g, chosen, grid_size, check_count("tile_size", tile_size, 1),
                          _check_n_jobs(n_jobs))
     return values if signed else np.abs(values)
 
@@ -508,8 +502,8 @@ def mlce_curve(
     under ``"auto"`` it can depend on γ through the binned error bound).
     """
     data = _prepare(conf, correct, features, n_bins)
-    grid_size = _check_int("grid_size", grid_size, 2)
-    tile_size = _check_int("tile_size", tile_size, 1)
+    grid_size = check_count("grid_size", grid_size, 2)
+    tile_size = check_count("tile_size", tile_size, 1)
     n_jobs = _check_n_jobs(n_jobs)
     rows = []
     for g in _check_gammas(gammas, data.features.shape[1]):
@@ -550,7 +544,7 @@ def bin_summary(
     """
     c, o = _check_vectors(conf, correct)
     v = _check_lce_values(lce_values, c.shape[0])
-    n_bins = _check_int("n_bins", n_bins, 1)
+    n_bins = check_count("n_bins", n_bins, 1)
     bins = confidence_bins(c, n_bins)
     edges = bin_edges(c, n_bins, "uniform")
     counts = np.bincount(bins, minlength=n_bins)
@@ -612,7 +606,7 @@ def bin_lce_cdf(
     """
     c, o = _check_vectors(conf, correct)
     v = _check_lce_values(lce_values, c.shape[0])
-    n_bins = _check_int("n_bins", n_bins, 1)
+    n_bins = check_count("n_bins", n_bins, 1)
     if isinstance(bin_index, bool) or not isinstance(bin_index, int | np.integer) or not (
         0 <= bin_index < n_bins
     ):

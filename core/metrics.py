@@ -160,7 +160,8 @@ def _check_inputs(probs: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarra
     return p, labels
 
 
-def _check_count(name: str, value: int, minimum: int) -> int:
+def check_count(name: str, value: int, minimum: int) -> int:
+    """``value`` as an int, or a ValueError unless it is a whole number ≥ ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
         raise ValueError(f"{name} must be a whole number of at least {minimum}, not {value!r}.")
     return int(value)
@@ -310,7 +311,7 @@ def bin_edges(conf: ArrayLike, n_bins: int = 15, strategy: str = "uniform") -> n
     those that close a non-empty bin are kept, so every bin holds at least one confidence and
     the rows fall into exactly the non-empty bins of ``calibration_curve(strategy="quantile")``.
     """
-    n_bins = _check_count("n_bins", n_bins, 1)
+    n_bins = check_count("n_bins", n_bins, 1)
     _check_strategy(strategy)
     conf = np.asarray(conf, dtype=np.float64)
     if conf.ndim != 1 or conf.size == 0 or not np.isfinite(conf).all():
@@ -480,7 +481,7 @@ def ece(
     ECE₂² is biased upwards by about ``Σ_b ȳ_b(1 − ȳ_b)/n`` — see :func:`ece_debiased`.
     """
     p, labels = _check_inputs(probs, y)
-    n_bins = _check_count("n_bins", n_bins, 1)
+    n_bins = check_count("n_bins", n_bins, 1)
     _check_strategy(strategy)
     _check_norm(norm)
     notion = _resolve_notion(notion, p)
@@ -504,7 +505,7 @@ def mce(
     maximum over classes as well.
     """
     p, labels = _check_inputs(probs, y)
-    n_bins = _check_count("n_bins", n_bins, 1)
+    n_bins = check_count("n_bins", n_bins, 1)
     _check_strategy(strategy)
     notion = _resolve_notion(notion, p)
     return _binned_metric(p, labels, notion, n_bins, strategy, _mce_from_sums, np.max)
@@ -522,7 +523,7 @@ def ace(probs: ArrayLike, y: ArrayLike, n_bins: int = 15) -> float:
     equally, whatever its size. Binary ``(n,)`` input is read as the two classes ``(1 − p, p)``.
     """
     p, labels = _check_inputs(probs, y)
-    n_bins = _check_count("n_bins", n_bins, 1)
+    n_bins = check_count("n_bins", n_bins, 1)
     return _binned_metric(p, labels, "classwise", n_bins, "quantile", _ace_from_sums, np.mean)
 
 
@@ -562,7 +563,7 @@ def ece_debiased(
       reference code's mid-points between order statistics.
     """
     p, labels = _check_inputs(probs, y)
-    n_bins = _check_count("n_bins", n_bins, 1)
+    n_bins = check_count("n_bins", n_bins, 1)
     _check_strategy(strategy)
     notion = _resolve_notion(notion, p)
     return _binned_metric(p, labels, notion, n_bins, strategy, _debiased_from_sums, np.mean)
@@ -656,12 +657,12 @@ def reliability_table(
     settings are stored in ``DataFrame.attrs``.
     """
     p, labels = _check_inputs(probs, y)
-    n_bins = _check_count("n_bins", n_bins, 1)
+    n_bins = check_count("n_bins", n_bins, 1)
     _check_strategy(strategy)
     level = check_level(level)
     if interval not in INTERVALS:
         raise ValueError(f"Unknown interval {interval!r}; choose 'wilson' or 'jeffreys'.")
-    n_resamples = _check_count("n_resamples", n_resamples, 0)
+    n_resamples = check_count("n_resamples", n_resamples, 0)
     notion = _resolve_notion(notion, p)
     if notion == "classwise" and class_index is None:
         raise ValueError(
@@ -732,7 +733,7 @@ def bootstrap_ci(
     :func:`metrics_table` use a vectorised version of the same resamples.
     """
     p, labels = _check_inputs(probs, y)
-    n_resamples = _check_count("n_resamples", n_resamples, 1)
+    n_resamples = check_count("n_resamples", n_resamples, 1)
     level = check_level(level)
     values = np.empty(n_resamples)
     done = 0
@@ -920,9 +921,9 @@ def metrics_table(
     problem with n = 10,000 and 1,000 resamples on two cores.
     """
     p, labels = _check_inputs(probs, y)
-    n_bins = _check_count("n_bins", n_bins, 1)
+    n_bins = check_count("n_bins", n_bins, 1)
     _check_strategy(strategy)
-    n_resamples = _check_count("n_resamples", n_resamples, 0)
+    n_resamples = check_count("n_resamples", n_resamples, 0)
     level = check_level(level)
     notion = _resolve_notion(notion, p)
     values = {

@@ -62,6 +62,15 @@ def prediction_residuals(probs: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, 
     return P, R
 
 
+def skce_inputs(
+    probs: np.ndarray, y: np.ndarray, bandwidth: float | None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(Z, R, σ)``: kernel points, residuals (:func:`prediction_residuals`) and the bandwidth
+    (the median heuristic on the prediction vectors when ``bandwidth`` is None)."""
+    Z, R = prediction_residuals(probs, y)
+    return Z, R, median_heuristic(Z) if bandwidth is None else float(bandwidth)
+
+
 def skce(
     probs: np.ndarray,
     y: np.ndarray,
@@ -82,8 +91,7 @@ def skce(
     """
     if estimator not in ESTIMATORS:
         raise ValueError(f"Unknown SKCE estimator {estimator!r}; use one of {ESTIMATORS}.")
-    Z, R = prediction_residuals(probs, y)
-    sigma = median_heuristic(Z) if bandwidth is None else float(bandwidth)
+    Z, R, sigma = skce_inputs(probs, y, bandwidth)
     n = Z.shape[0]
     if estimator == "block":
         return float(block_estimates(Z, R, sigma, block_size or 2).mean())
@@ -144,21 +152,25 @@ def skce_bootstrap(
     interval is centred with the biased (plug-in) SKCE as the bootstrap world's true value
     (:func:`core.intervals.bootstrap_interval`).
     """
-    Z, R = prediction_residuals(probs, y)
-    sigma = median_heuristic(Z) if bandwidth is None else float(bandwidth)
+    Z, R, sigma = skce_inputs(probs, y, bandwidth)
     n, m = R.shape
     rng = np.random.default_rng(seed)
+    squared_norms = (R * R).sum(axis=1)
     estimates = []
+    full = None  # Σ_ij h_ij of the observed rows: weights w = 1, first column of the pass
     per_chunk = max(1, max_columns // m)
     for start in range(0, n_resamples, per_chunk):
         size = min(per_chunk, n_resamples - start)
         W = rng.multinomial(n, np.full(n, 1.0 / n), size=size).T.astype(np.float64)  # (n, B)
-        E = (W[:, :, None] * R[:, None, :]).reshape(n, size * m)
-        forms = quadratic_forms(Z, E, sigma, exclude_diagonal=False).reshape(size, m).sum(1)
-        forms -= W.T @ (R * R).sum(axis=1)
+        if full is None:
+            W = np.column_stack([np.ones(n), W])
+        E = (W[:, :, None] * R[:, None, :]).reshape(n, W.shape[1] * m)
+        forms = quadratic_forms(Z, E, sigma, exclude_diagonal=False).reshape(-1, m).sum(1)
+        if full is None:
+            full = forms[0]
+        forms -= W.T @ squared_norms
         estimates.append(forms / (n * (n - 1)))
-    full = quadratic_forms(Z, R, sigma, exclude_diagonal=False).sum()
-    diagonal = float((R * R).sum())
-    unbiased = (full - diagonal) / (n * (n - 1))
+    draws = np.concatenate(estimates)
+    unbiased = draws[0]
     biased = full / n**2  # the SKCE of the empirical distribution: the bootstrap world's truth
-    return bootstrap_interval(np.concatenate(estimates), unbiased, level, method, plugin=biased)
+    return bootstrap_interval(draws[1:], unbiased, level, method, plugin=biased)

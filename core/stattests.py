@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from core.kernels import median_heuristic, quadratic_forms
-from core.resampling import categorical_labels
-from core.skce import block_estimates, prediction_residuals
+from core.kernels import quadratic_forms
+from core.resampling import bernoulli_residuals, categorical_labels
+from core.skce import block_estimates, skce_inputs
 
 #: Upper bound on resampled residual columns per tile-engine pass (memory n × columns × 8 B).
 MAX_COLUMNS = 4096
@@ -98,44 +98,51 @@ def skce_test(
     """
     if method not in SKCE_METHODS:
         raise ValueError(f"Unknown SKCE test {method!r}; use one of {SKCE_METHODS}.")
-    Z, R = prediction_residuals(probs, y)
-    sigma = median_heuristic(Z) if bandwidth is None else float(bandwidth)
+    Z, R, sigma = skce_inputs(probs, y, bandwidth)
     n = Z.shape[0]
     if method == "block":
         return _block_test(Z, R, sigma, block_size)
-    observed = float(quadratic_forms(Z, R, sigma).sum() / (n * (n - 1)))
     if method == "bound":
-        p = float(np.exp(-(n // 2) * max(observed, 0.0) ** 2 / 8.0))
-        return TestResult(observed, min(p, 1.0), np.empty(0), "bound", 0,
-                          {"bandwidth": sigma, "estimator": "unbiased"})
-    null = _consistency_null(probs, Z, sigma, n_resamples, np.random.default_rng(seed))
-    return resampling_result(observed, null, "consistency", bandwidth=sigma,
+        return bound_test(float(quadratic_forms(Z, R, sigma).sum() / (n * (n - 1))), n, sigma)
+    values = _consistency_statistics(Z, R, sigma, n_resamples, np.random.default_rng(seed))
+    return resampling_result(values[0], values[1:], "consistency", bandwidth=sigma,
                              estimator="unbiased", seed=seed)
 
 
-def _consistency_null(
-    probs: np.ndarray, Z: np.ndarray, sigma: float, n_resamples: int, rng: np.random.Generator
+def bound_test(statistic: float, n: int, bandwidth: float) -> TestResult:
+    """The distribution-free test of an unbiased SKCE ``statistic`` on n rows:
+    ``p = exp(−⌊n/2⌋ max(t, 0)² / 8)`` (Hoeffding, |h| ≤ 2; see :func:`skce_test`)."""
+    p = float(np.exp(-(n // 2) * max(statistic, 0.0) ** 2 / 8.0))
+    return TestResult(float(statistic), min(p, 1.0), np.empty(0), "bound", 0,
+                      {"bandwidth": bandwidth, "estimator": "unbiased"})
+
+
+def _consistency_statistics(
+    Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Unbiased SKCE of B label vectors redrawn from the predictions."""
-    n = Z.shape[0]
-    if Z.shape[1] == 1:  # binary, one-dimensional form: residual columns √2 (y* − p)
-        p = Z[:, 0] / np.sqrt(2.0)
-        chunks = []
-        for size in _chunk_sizes(n_resamples, MAX_COLUMNS):
-            E = np.sqrt(2.0) * ((rng.random((n, size)) < p[:, None]) - p[:, None])
-            chunks.append(quadratic_forms(Z, E, sigma))
-        return np.concatenate(chunks) / (n * (n - 1))
-    P = Z
-    m = P.shape[1]
-    chunks = []
-    for size in _chunk_sizes(n_resamples, max(1, MAX_COLUMNS // m)):
-        labels = categorical_labels(P, size, rng)
-        E = -np.repeat(P[:, None, :], size, axis=1)
-        np.put_along_axis(E, labels[:, :, None], np.take_along_axis(E, labels[:, :, None],
-                                                                     axis=2) + 1.0, axis=2)
-        forms = quadratic_forms(P, E.reshape(n, size * m), sigma)
-        chunks.append(forms.reshape(size, m).sum(axis=1))
+    """Unbiased SKCE of the observed labels (first) and of B label vectors redrawn from the
+    predictions, the observed residuals riding as the first columns of the first pass."""
+    n, m = R.shape
+    chunks, pending = [], R
+    for size in _chunk_sizes(n_resamples, max(1, MAX_COLUMNS // m)) or [0]:
+        E = np.hstack([pending, _redrawn_residuals(Z, size, rng)]) if pending is not None \
+            else _redrawn_residuals(Z, size, rng)
+        pending = None
+        chunks.append(quadratic_forms(Z, E, sigma).reshape(-1, m).sum(axis=1))
     return np.concatenate(chunks) / (n * (n - 1))
+
+
+def _redrawn_residuals(Z: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``(n, size·m)`` residuals of labels redrawn from the predictions, in the layout of
+    :func:`core.skce.prediction_residuals` (binary: the √2-scaled one-dimensional form)."""
+    n = Z.shape[0]
+    if Z.shape[1] == 1:
+        return np.sqrt(2.0) * bernoulli_residuals(Z[:, 0] / np.sqrt(2.0), size, rng)
+    labels = categorical_labels(Z, size, rng)
+    E = -np.repeat(Z[:, None, :], size, axis=1)
+    np.put_along_axis(E, labels[:, :, None],
+                      np.take_along_axis(E, labels[:, :, None], axis=2) + 1.0, axis=2)
+    return E.reshape(n, size * Z.shape[1])
 
 
 def _chunk_sizes(total: int, size: int) -> list[int]:

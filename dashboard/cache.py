@@ -20,7 +20,7 @@ from core.embedding import Embedding, embed, embedding_cache_key, prepare_featur
 from core.groups import group_calibration_table, group_reliability_tables
 from core.klce import GridTestResult, kernel_inputs
 from core.skce import skce, skce_bootstrap
-from core.stattests import TestResult, hosmer_lemeshow, skce_test
+from core.stattests import TestResult, bound_test, hosmer_lemeshow, skce_test
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -52,10 +52,13 @@ def calibration_tests(fingerprint: str, notion: str, class_index: int | None,
                       n_resamples: int, _data: AuditData) -> dict[str, TestResult]:
     """The SKCE tests (canonical notion) and Hosmer–Lemeshow on the chosen notion."""
     conf, outcome = metrics.confidence_outcome(_data.probs, _data.y, notion, class_index)
+    consistency = skce_test(_data.probs, _data.y, n_resamples=n_resamples)
     return {
-        "consistency": skce_test(_data.probs, _data.y, n_resamples=n_resamples),
+        "consistency": consistency,
         "block": skce_test(_data.probs, _data.y, method="block"),
-        "bound": skce_test(_data.probs, _data.y, method="bound"),
+        # the bound test needs only the statistic the consistency test already computed
+        "bound": bound_test(consistency.statistic, _data.n,
+                            consistency.parameters["bandwidth"]),
         "hosmer-lemeshow": hosmer_lemeshow(conf, outcome),
     }
 
