@@ -8,6 +8,8 @@ MCE for this reason).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pandas as pd
 
@@ -23,6 +25,17 @@ def group_levels(labels: np.ndarray) -> list[str]:
     values, counts = np.unique(np.asarray(labels, dtype=str), return_counts=True)
     order = sorted(range(values.size), key=lambda i: (-counts[i], values[i]))
     return [str(values[i]) for i in order]
+
+
+def iter_groups(labels: np.ndarray, min_rows: int = 0) -> Iterator[tuple[str, np.ndarray]]:
+    """``(level, mask)`` for every group level with at least ``min_rows`` rows, largest first
+    (:func:`group_levels` order); ``mask`` is a boolean row mask. The one per-group loop of the
+    diagnostics here and of the group-wise recalibrators."""
+    labels = np.asarray(labels, dtype=str)
+    for level in group_levels(labels):
+        mask = labels == level
+        if mask.sum() >= min_rows:
+            yield level, mask
 
 
 def group_calibration_table(
@@ -41,10 +54,8 @@ def group_calibration_table(
     ``class_index`` selects one class for the classwise notion (as in the diagram); without it
     classwise ECE/MCE average/maximise over classes. Groups below ``min_rows`` rows get NaN.
     """
-    labels = np.asarray(labels, dtype=str)
     rows = []
-    for level in group_levels(labels):
-        mask = labels == level
+    for level, mask in iter_groups(labels):
         row = {"group": level, "rows": int(mask.sum()), "share": float(mask.mean())}
         if mask.sum() >= min_rows:
             row.update(_group_metrics(probs[mask], y[mask], notion, n_bins, strategy,
@@ -90,13 +101,7 @@ def group_reliability_tables(
     seed: int = 0,
 ) -> dict[str, pd.DataFrame]:
     """Reliability table of every group level with at least ``min_rows`` rows."""
-    labels = np.asarray(labels, dtype=str)
-    tables = {}
-    for level in group_levels(labels):
-        mask = labels == level
-        if mask.sum() >= min_rows:
-            tables[level] = metrics.reliability_table(
+    return {level: metrics.reliability_table(
                 probs[mask], y[mask], n_bins=n_bins, strategy=strategy, notion=notion,
-                class_index=class_index, n_resamples=n_resamples, seed=seed,
-            )
-    return tables
+                class_index=class_index, n_resamples=n_resamples, seed=seed)
+            for level, mask in iter_groups(labels, min_rows)}
