@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -106,25 +107,57 @@ def median_heuristic(points: np.ndarray, max_points: int = MEDIAN_SAMPLE, seed: 
     return float(np.median(distances)) if distances.size else 1.0
 
 
+@dataclass(frozen=True)
+class Standardizer:
+    """Column z-scores that remember their centre and scale, so new rows map the same way.
+
+    ``transform(X) = (X − center) / scale`` with the population standard deviation
+    (DESIGN.md), so a feature bandwidth is in standard deviations of the rows it was fitted
+    on. A constant column gets ``center`` = its value and ``scale`` = 1 (it becomes exactly 0).
+    Tuples, not arrays, so a value hashes stably (a cache key) and prints in a report.
+    """
+
+    center: tuple[float, ...]
+    scale: tuple[float, ...]
+
+    @classmethod
+    def fit(cls, X: np.ndarray) -> Standardizer:
+        """Centre and scale of every column of ``X`` (``(n, d)`` or ``(n,)``).
+
+        Each column is divided by its largest absolute deviation before squaring, so huge
+        values cannot overflow the variance.
+        """
+        matrix = _as_2d(X)
+        if matrix.shape[0] == 0:
+            return cls((0.0,) * matrix.shape[1], (1.0,) * matrix.shape[1])
+        constant = matrix.max(axis=0) == matrix.min(axis=0)
+        center = np.where(constant, matrix[0], matrix.mean(axis=0))
+        centred = matrix - center
+        largest = np.where(constant, 1.0, np.abs(centred).max(axis=0))
+        sd = largest * np.sqrt(np.mean((centred / largest) ** 2, axis=0))
+        sd[constant] = 1.0
+        return cls(tuple(center.tolist()), tuple(sd.tolist()))
+
+    @property
+    def n_features(self) -> int:
+        return len(self.center)
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """``(X − center) / scale`` as a new float64 array (columns as in :meth:`fit`)."""
+        matrix = _as_2d(X)
+        if matrix.shape[1] != self.n_features:
+            raise ValueError(f"These rows have {matrix.shape[1]} features; the standardisation "
+                             f"was fitted on {self.n_features}.")
+        return (matrix - np.asarray(self.center)) / np.asarray(self.scale)
+
+
 def standardize_features(X: np.ndarray) -> np.ndarray:
     """Column z-scores with the population standard deviation (DESIGN.md), so that a
     feature bandwidth is in standard deviations; a constant column becomes exactly 0.
 
-    Each column is divided by its largest absolute deviation before squaring, so huge values
-    cannot overflow the variance. Returns a new float64 array.
+    ``Standardizer.fit(X).transform(X)``; returns a new float64 array.
     """
-    matrix = np.asarray(X, dtype=np.float64)
-    matrix = matrix[:, None] if matrix.ndim == 1 else matrix
-    if matrix.shape[0] == 0:
-        return matrix.copy()
-    constant = matrix.max(axis=0) == matrix.min(axis=0)
-    centred = matrix - matrix.mean(axis=0)
-    centred[:, constant] = 0.0
-    scale = np.abs(centred).max(axis=0)
-    scale[constant] = 1.0
-    sd = scale * np.sqrt(np.mean((centred / scale) ** 2, axis=0))
-    sd[constant] = 1.0
-    return centred / sd
+    return Standardizer.fit(X).transform(X)
 
 
 def scale_blocks(blocks: Sequence[np.ndarray], bandwidths: Sequence[float]) -> np.ndarray:
