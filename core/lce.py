@@ -57,8 +57,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from core._binning import bin_edges, bin_indices
+from core._validation import check_count
 from core.kernels import kernel_matmul
-from core.metrics import bin_edges, bin_indices, check_count
 
 METHODS = ("exact", "binned", "auto")
 #: Tile edge of the exact method; small tiles keep the Laplacian's element-wise passes in cache.

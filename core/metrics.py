@@ -42,216 +42,57 @@ matrix of row multiplicities, and every binned statistic of every resample — q
 recomputed inside the resample included — comes out of prefix sums over the rows sorted by
 confidence, with no Python loop over resamples.
 
-Inputs are checked here as well as at the ``AuditData`` boundary: probabilities finite and in
-[0, 1], matrix rows summing to 1 within 1e-5, labels whole numbers in ``0..m-1``.
+Inputs are checked once at every public function's entry (:mod:`core._validation`) as well as
+at the ``AuditData`` boundary: probabilities finite and in [0, 1], matrix rows summing to 1
+within 1e-5, labels whole numbers in ``0..m-1``. The implementation is split privately by
+family — notions and per-row scores (``core._scores``), binning and the binned formulas
+(``core._binning``), the vectorised bootstrap (``core._bootstrap``) and the table of metric
+descriptions (``core._metric_descriptions``) — with the public names all here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from core._binning import (
+    NORMS,
+    STRATEGIES,
+    ace_from_sums,
+    bin_edges,
+    bin_indices,
+    binned_metric,
+    check_norm,
+    check_strategy,
+    debiased_from_sums,
+    ece_from_sums,
+    mce_from_sums,
+    plugin_squared_from_sums,
+)
+from core._bootstrap import BLOCK_ELEMENTS, bootstrap_blocks, bootstrap_draws
+from core._metric_descriptions import METRIC_DESCRIPTIONS, METRIC_KEYS, describe
+from core._scores import (
+    NOTIONS,
+    brier_rows,
+    confidence_outcome_of,
+    correct,
+    default_notion,
+    nll_rows,
+    resolve_notion,
+)
+from core._validation import check_choice, check_count, check_probs_labels, is_binary, n_classes
 from core.intervals import INTERVALS, binomial_interval, bootstrap_interval, check_level
 
-NOTIONS = ("positive", "top-label", "classwise")
-STRATEGIES = ("uniform", "quantile")
-NORMS = ("l1", "l2")
-
 #: Display name of every row of :func:`metrics_table`, by key.
-METRIC_NAMES = {
-    "accuracy": "Accuracy",
-    "brier": "Brier score",
-    "nll": "NLL",
-    "ece_l1": "ECE (L1)",
-    "ece_l2": "ECE (L2)",
-    "mce": "MCE",
-    "ace": "ACE",
-    "ece_debiased": "Debiased squared ECE (L2²)",
-}
+METRIC_NAMES = {key: d.name for key, d in METRIC_DESCRIPTIONS.items()}
 #: Natural range of each metric; bootstrap intervals are clipped to it.
-METRIC_BOUNDS = {
-    "accuracy": (0.0, 1.0), "brier": (0.0, 2.0), "nll": (0.0, np.inf), "ece_l1": (0.0, 1.0),
-    "ece_l2": (0.0, 1.0), "mce": (0.0, 1.0), "ace": (0.0, 1.0), "ece_debiased": (-1.0, 1.0),
-}
-
-#: Largest number of matrix elements (resamples × rows) one resampling block holds.
-_BLOCK_ELEMENTS = 1_000_000
-#: Rows per block of the prefix sums of the vectorised bootstrap.
-_PREFIX_BLOCK = 64
-#: Tolerances of the input checks.
-_PROB_TOL = 1e-9
-_SUM_TOL = 1e-5
-
-
-# --------------------------------------------------------------------------- input checks
-
-
-def _check_inputs(probs: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Validated float64 probabilities (``(n,)`` or ``(n, m)``) and int64 labels."""
-    try:
-        p = np.array(probs, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise ValueError("probs must contain numbers (predicted probabilities).") from err
-    if p.ndim not in (1, 2):
-        raise ValueError(
-            "probs must be a 1-D array of P(y=1) for a binary problem or a 2-D array with one "
-            f"row of class probabilities per example; this one has {p.ndim} dimensions."
-        )
-    n = p.shape[0]
-    if n == 0:
-        raise ValueError("probs is empty: at least one prediction is needed.")
-    if p.ndim == 2 and p.shape[1] < 2:
-        raise ValueError(
-            "A 2-D probs needs one column per class and at least two classes; "
-            f"this one has {p.shape[1]} column."
-        )
-    finite = np.isfinite(p)
-    if not finite.all():
-        row = int(np.argwhere(~finite)[0][0])
-        raise ValueError(
-            f"probs has {int((~finite).sum())} missing or infinite values (first in row {row})."
-        )
-    outside = (p < -_PROB_TOL) | (p > 1.0 + _PROB_TOL)
-    if outside.any():
-        row = int(np.argwhere(outside)[0][0])
-        raise ValueError(
-            f"Probabilities must lie between 0 and 1; {int(outside.sum())} values do not "
-            f"(first in row {row})."
-        )
-    np.clip(p, 0.0, 1.0, out=p)
-    if p.ndim == 2:
-        sums = p.sum(axis=1)
-        off = np.abs(sums - 1.0) > _SUM_TOL
-        if off.any():
-            row = int(np.argmax(off))
-            raise ValueError(
-                f"Each row of probs must sum to 1; {int(off.sum())} rows do not "
-                f"(row {row} sums to {sums[row]:.6g})."
-            )
-    labels = np.asarray(y)
-    if labels.ndim != 1 or labels.shape[0] != n:
-        raise ValueError(
-            f"y must be a 1-D array with one label per row of probs: probs has {n} rows, "
-            f"y has shape {labels.shape}."
-        )
-    if labels.dtype == bool:
-        labels = labels.astype(np.int64)
-    if labels.dtype.kind not in "iuf":
-        raise ValueError("y must hold integer class labels 0, 1, …, m-1.")
-    if labels.dtype.kind == "f":
-        bad = ~np.isfinite(labels) | (labels != np.round(labels))
-        if bad.any():
-            row = int(np.argmax(bad))
-            raise ValueError(
-                f"y must hold whole-number class labels; row {row} has {labels[row]!r}."
-            )
-    labels = labels.astype(np.int64)
-    m = 2 if p.ndim == 1 else p.shape[1]
-    bad = (labels < 0) | (labels >= m)
-    if bad.any():
-        row = int(np.argmax(bad))
-        raise ValueError(
-            f"Labels must be integers from 0 to {m - 1} (one per class of probs); "
-            f"row {row} has label {labels[row]}."
-        )
-    return p, labels
-
-
-def check_count(name: str, value: int, minimum: int) -> int:
-    """``value`` as an int, or a ValueError unless it is a whole number ≥ ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"{name} must be a whole number of at least {minimum}, not {value!r}.")
-    return int(value)
-
-
-def _check_strategy(strategy: str) -> str:
-    if strategy not in STRATEGIES:
-        raise ValueError(
-            f"Unknown binning strategy {strategy!r}; choose 'uniform' (equal-width bins) or "
-            "'quantile' (equal-mass bins)."
-        )
-    return strategy
-
-
-def _check_norm(norm: str) -> str:
-    if norm not in NORMS:
-        raise ValueError(f"Unknown norm {norm!r}; choose 'l1' or 'l2'.")
-    return norm
+METRIC_BOUNDS = {key: d.bounds for key, d in METRIC_DESCRIPTIONS.items()}
 
 
 # --------------------------------------------------------------------------- notions
-
-
-def is_binary(probs: ArrayLike) -> bool:
-    """True for ``(n,)`` probabilities of the positive class or an ``(n, 2)`` matrix."""
-    shape = np.shape(probs)
-    return len(shape) == 1 or (len(shape) == 2 and shape[1] == 2)
-
-
-def default_notion(probs: ArrayLike) -> str:
-    """``"positive"`` for a binary problem, ``"top-label"`` for a multiclass one."""
-    return "positive" if is_binary(probs) else "top-label"
-
-
-def _resolve_notion(notion: str | None, p: np.ndarray) -> str:
-    if notion is None:
-        return default_notion(p)
-    if notion == "canonical":
-        raise ValueError(
-            "The 'canonical' notion compares whole probability vectors and has no binned "
-            "estimator; it is measured with the kernel SKCE (core.skce.skce). For binned "
-            "metrics choose 'positive', 'top-label' or 'classwise'."
-        )
-    if notion not in NOTIONS:
-        raise ValueError(
-            f"Unknown calibration notion {notion!r}; choose 'positive' (binary problems), "
-            "'top-label' or 'classwise'."
-        )
-    if notion == "positive" and not is_binary(p):
-        raise ValueError(
-            f"The 'positive' notion is for binary problems; this one has {p.shape[1]} classes. "
-            "Use 'top-label' or 'classwise'."
-        )
-    return notion
-
-
-def _matrix(p: np.ndarray) -> np.ndarray:
-    """``(n,)`` P(y=1) → ``(n, 2)`` class probabilities; a matrix is returned as is."""
-    return np.column_stack([1.0 - p, p]) if p.ndim == 1 else p
-
-
-def _class_outcomes(p: np.ndarray, y: np.ndarray) -> np.ndarray:
-    m = _matrix(p).shape[1]
-    return (y[:, None] == np.arange(m)[None, :]).astype(np.float64)
-
-
-def _confidence_outcome(
-    p: np.ndarray, y: np.ndarray, notion: str, class_index: int | None
-) -> tuple[np.ndarray, np.ndarray]:
-    if notion != "classwise" and class_index is not None:
-        raise ValueError(
-            f"class_index picks one class of the 'classwise' notion; the {notion!r} notion has "
-            "a single confidence per row, so leave class_index as None."
-        )
-    if notion == "positive":
-        conf = p if p.ndim == 1 else p[:, 1]
-        return conf, (y == 1).astype(np.float64)
-    P = _matrix(p)
-    if notion == "top-label":
-        pred = np.argmax(P, axis=1)
-        return P[np.arange(P.shape[0]), pred], (pred == y).astype(np.float64)
-    if class_index is None:
-        return P, _class_outcomes(p, y)
-    m = P.shape[1]
-    if isinstance(class_index, bool) or not isinstance(class_index, int | np.integer) or not (
-        0 <= class_index < m
-    ):
-        raise ValueError(f"class_index must be a class number from 0 to {m - 1}, not "
-                         f"{class_index!r}.")
-    return P[:, class_index], (y == class_index).astype(np.float64)
 
 
 def confidence_outcome(
@@ -266,159 +107,12 @@ def confidence_outcome(
 
     ``notion=None`` means :func:`default_notion`. Outcomes are float arrays of 0.0 and 1.0.
     """
-    p, labels = _check_inputs(probs, y)
-    return _confidence_outcome(p, labels, _resolve_notion(notion, p), class_index)
+    p, labels = check_probs_labels(probs, y)
+    return confidence_outcome_of(p, labels, resolve_notion(notion, p), class_index)
 
-
-def _scores(p: np.ndarray, y: np.ndarray, notion: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The (confidence, outcome) pairs a metric averages over: one, or one per class."""
-    if notion == "classwise":
-        P, outcomes = _matrix(p), _class_outcomes(p, y)
-        return [(P[:, k], outcomes[:, k]) for k in range(P.shape[1])]
-    return [_confidence_outcome(p, y, notion, None)]
-
-
-# --------------------------------------------------------------------------- binning
-
-
-def _percent_levels(n_bins: int) -> np.ndarray:
-    """Percentile levels of the quantile edges, computed as ``calibration_curve`` does."""
-    return np.linspace(0.0, 1.0, n_bins + 1) * 100
-
-
-def _raw_edges(conf: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
-    """``n_bins + 1`` edges before empty quantile bins are merged (scikit-learn's edges)."""
-    if strategy == "uniform":
-        return np.linspace(0.0, 1.0, n_bins + 1)
-    return np.percentile(conf, _percent_levels(n_bins))
-
-
-def bin_indices(conf: ArrayLike, edges: ArrayLike) -> np.ndarray:
-    """Bin of each confidence: ``searchsorted(edges[1:-1], conf, side="left")``.
-
-    Bin b is ``(edges[b], edges[b+1]]``, the first bin includes 0 and any value at or below its
-    upper edge, the last bin includes 1 — scikit-learn's ``calibration_curve`` convention.
-    """
-    edges = np.asarray(edges, dtype=np.float64)
-    return np.searchsorted(edges[1:-1], np.asarray(conf, dtype=np.float64), side="left")
-
-
-def bin_edges(conf: ArrayLike, n_bins: int = 15, strategy: str = "uniform") -> np.ndarray:
-    """Edges of the bins of a reliability table, ``0 = e_0 < … ≤ e_K = 1``.
-
-    ``"uniform"``: ``linspace(0, 1, n_bins + 1)`` (bins may be empty). ``"quantile"``: the
-    ``100·j/n_bins`` percentiles of ``conf`` (linear interpolation); of the inner edges only
-    those that close a non-empty bin are kept, so every bin holds at least one confidence and
-    the rows fall into exactly the non-empty bins of ``calibration_curve(strategy="quantile")``.
-    """
-    n_bins = check_count("n_bins", n_bins, 1)
-    _check_strategy(strategy)
-    conf = np.asarray(conf, dtype=np.float64)
-    if conf.ndim != 1 or conf.size == 0 or not np.isfinite(conf).all():
-        raise ValueError("conf must be a non-empty 1-D array of finite confidences.")
-    raw = _raw_edges(conf, n_bins, strategy)
-    if strategy == "uniform":
-        return raw
-    counts = np.bincount(bin_indices(conf, raw), minlength=n_bins)
-    occupied = np.flatnonzero(counts)
-    # The upper edge of every occupied bin but the last closes it; empty bins in between
-    # merge into the next occupied bin without moving any row.
-    inner = raw[1:-1][occupied[:-1]]
-    return np.concatenate([[0.0], inner, [1.0]])
-
-
-def _bin_sums(
-    conf: np.ndarray, outcome: np.ndarray, n_bins: int, strategy: str
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-bin ``(n_b, Σ c_i, Σ o_i)`` on scikit-learn's edges (empty bins have n_b = 0)."""
-    ids = bin_indices(conf, _raw_edges(conf, n_bins, strategy))
-    counts = np.bincount(ids, minlength=n_bins).astype(np.float64)
-    return (counts, np.bincount(ids, weights=conf, minlength=n_bins),
-            np.bincount(ids, weights=outcome, minlength=n_bins))
-
-
-# --------------------------------------------------------------------------- binned formulas
-# Each takes per-bin sums with bins on the last axis (any leading axes: resamples) and
-# returns one value per leading index. Empty bins (n_b = 0) never contribute.
-
-
-def _ece_from_sums(counts: np.ndarray, s_conf: np.ndarray, s_out: np.ndarray,
-                   norm: str) -> np.ndarray:
-    n = counts.sum(axis=-1)
-    diff = s_out - s_conf  # n_b (ȳ_b − p̄_b)
-    if norm == "l1":
-        return np.abs(diff).sum(axis=-1) / n
-    sq = np.divide(diff * diff, counts, out=np.zeros_like(diff), where=counts > 0)
-    return np.sqrt(sq.sum(axis=-1) / n)
-
-
-def _abs_gaps(counts: np.ndarray, s_conf: np.ndarray, s_out: np.ndarray) -> np.ndarray:
-    return np.divide(np.abs(s_out - s_conf), counts, out=np.full_like(s_conf, np.nan),
-                     where=counts > 0)
-
-
-def _mce_from_sums(counts: np.ndarray, s_conf: np.ndarray, s_out: np.ndarray) -> np.ndarray:
-    return np.nanmax(_abs_gaps(counts, s_conf, s_out), axis=-1)
-
-
-def _ace_from_sums(counts: np.ndarray, s_conf: np.ndarray, s_out: np.ndarray) -> np.ndarray:
-    return np.nanmean(_abs_gaps(counts, s_conf, s_out), axis=-1)
-
-
-def _debiased_from_sums(counts: np.ndarray, s_conf: np.ndarray,
-                        s_out: np.ndarray) -> np.ndarray:
-    n = counts.sum(axis=-1)
-    usable = counts >= 2
-    safe = np.where(usable, counts, 2.0)
-    y_bar = s_out / safe
-    plug_in = ((s_out - s_conf) / safe) ** 2
-    term = np.where(usable, plug_in - y_bar * (1.0 - y_bar) / (safe - 1.0), 0.0)
-    return (counts * term).sum(axis=-1) / n
-
-
-def _plugin_squared_from_sums(counts: np.ndarray, s_conf: np.ndarray,
-                              s_out: np.ndarray) -> np.ndarray:
-    """The plug-in counterpart of :func:`_debiased_from_sums` (same bins, no correction)."""
-    n = counts.sum(axis=-1)
-    usable = counts >= 2
-    safe = np.where(usable, counts, 2.0)
-    return (np.where(usable, (s_out - s_conf) ** 2 / safe, 0.0)).sum(axis=-1) / n
-
-
-def _binned_metric(
-    p: np.ndarray,
-    y: np.ndarray,
-    notion: str,
-    n_bins: int,
-    strategy: str,
-    formula: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-    combine: Callable[[np.ndarray], float],
-) -> float:
-    values = [formula(*_bin_sums(conf, out, n_bins, strategy))
-              for conf, out in _scores(p, y, notion)]
-    return float(combine(np.asarray(values, dtype=np.float64)))
 
 
 # --------------------------------------------------------------------------- scalar metrics
-
-
-def _correct(p: np.ndarray, y: np.ndarray) -> np.ndarray:
-    return (np.argmax(_matrix(p), axis=1) == y).astype(np.float64)
-
-
-def _brier_rows(p: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if p.ndim == 1:
-        return (p - y) ** 2
-    if p.shape[1] == 2:  # binary in matrix form: the same binary Brier score
-        return (p[:, 1] - (y == 1)) ** 2
-    resid = p.copy()
-    resid[np.arange(p.shape[0]), y] -= 1.0
-    return np.einsum("ij,ij->i", resid, resid)
-
-
-def _nll_rows(p: np.ndarray, y: np.ndarray, eps: float) -> np.ndarray:
-    p_true = np.where(y == 1, p, 1.0 - p) if p.ndim == 1 else p[np.arange(p.shape[0]), y]
-    return -np.log(np.clip(p_true, eps, 1.0))
 
 
 def accuracy(probs: ArrayLike, y: ArrayLike) -> float:
@@ -427,8 +121,8 @@ def accuracy(probs: ArrayLike, y: ArrayLike) -> float:
     Binary ``(n,)`` input is read as the rows ``(1 − p, p)``, so ``p = 0.5`` predicts class 0
     (argmax ties go to the lowest index, as for the top-label notion).
     """
-    p, labels = _check_inputs(probs, y)
-    return float(np.mean(_correct(p, labels)))
+    p, labels = check_probs_labels(probs, y)
+    return float(np.mean(correct(p, labels)))
 
 
 def brier(probs: ArrayLike, y: ArrayLike) -> float:
@@ -443,8 +137,8 @@ def brier(probs: ArrayLike, y: ArrayLike) -> float:
     (both classes contribute ``(p_i − y_i)²``); a binary problem gets the binary form whatever
     the shape of its input, so the number does not depend on how the data were stored.
     """
-    p, labels = _check_inputs(probs, y)
-    return float(np.mean(_brier_rows(p, labels)))
+    p, labels = check_probs_labels(probs, y)
+    return float(np.mean(brier_rows(p, labels)))
 
 
 def nll(probs: ArrayLike, y: ArrayLike, eps: float = 1e-15) -> float:
@@ -457,8 +151,8 @@ def nll(probs: ArrayLike, y: ArrayLike, eps: float = 1e-15) -> float:
     eps = float(eps)
     if not 0.0 < eps < 1.0:
         raise ValueError(f"eps must be a small positive number below 1, not {eps}.")
-    p, labels = _check_inputs(probs, y)
-    return float(np.mean(_nll_rows(p, labels, eps)))
+    p, labels = check_probs_labels(probs, y)
+    return float(np.mean(nll_rows(p, labels, eps)))
 
 
 def ece(
@@ -480,16 +174,21 @@ def ece(
     classes of the per-class ECE (with ``norm="l2"``: the mean of the per-class ECE₂).
     ECE₂² is biased upwards by about ``Σ_b ȳ_b(1 − ȳ_b)/n`` — see :func:`ece_debiased`.
     """
-    p, labels = _check_inputs(probs, y)
+    p, labels = check_probs_labels(probs, y)
     n_bins = check_count("n_bins", n_bins, 1)
-    _check_strategy(strategy)
-    _check_norm(norm)
-    notion = _resolve_notion(notion, p)
+    check_strategy(strategy)
+    check_norm(norm)
+    return _ece(p, labels, n_bins, strategy, norm, resolve_notion(notion, p))
+
+
+def _ece(p: np.ndarray, labels: np.ndarray, n_bins: int, strategy: str, norm: str,
+         notion: str) -> float:
+    """:func:`ece` on validated inputs."""
 
     def formula(c: np.ndarray, s: np.ndarray, o: np.ndarray) -> np.ndarray:
-        return _ece_from_sums(c, s, o, norm)
+        return ece_from_sums(c, s, o, norm)
 
-    return _binned_metric(p, labels, notion, n_bins, strategy, formula, np.mean)
+    return binned_metric(p, labels, notion, n_bins, strategy, formula, np.mean)
 
 
 def mce(
@@ -504,11 +203,11 @@ def mce(
     ``MCE = max_b |ȳ_b − p̄_b|`` over the non-empty bins; for ``notion="classwise"`` the
     maximum over classes as well.
     """
-    p, labels = _check_inputs(probs, y)
+    p, labels = check_probs_labels(probs, y)
     n_bins = check_count("n_bins", n_bins, 1)
-    _check_strategy(strategy)
-    notion = _resolve_notion(notion, p)
-    return _binned_metric(p, labels, notion, n_bins, strategy, _mce_from_sums, np.max)
+    check_strategy(strategy)
+    notion = resolve_notion(notion, p)
+    return binned_metric(p, labels, notion, n_bins, strategy, mce_from_sums, np.max)
 
 
 def ace(probs: ArrayLike, y: ArrayLike, n_bins: int = 15) -> float:
@@ -522,9 +221,9 @@ def ace(probs: ArrayLike, y: ArrayLike, n_bins: int = 15) -> float:
     them are non-empty: fewer than ``n_bins`` only when ties merge bins). Every bin counts
     equally, whatever its size. Binary ``(n,)`` input is read as the two classes ``(1 − p, p)``.
     """
-    p, labels = _check_inputs(probs, y)
+    p, labels = check_probs_labels(probs, y)
     n_bins = check_count("n_bins", n_bins, 1)
-    return _binned_metric(p, labels, "classwise", n_bins, "quantile", _ace_from_sums, np.mean)
+    return binned_metric(p, labels, "classwise", n_bins, "quantile", ace_from_sums, np.mean)
 
 
 def ece_debiased(
@@ -562,11 +261,11 @@ def ece_debiased(
     * equal-mass bins use this module's quantile edges (``numpy.percentile``) rather than the
       reference code's mid-points between order statistics.
     """
-    p, labels = _check_inputs(probs, y)
+    p, labels = check_probs_labels(probs, y)
     n_bins = check_count("n_bins", n_bins, 1)
-    _check_strategy(strategy)
-    notion = _resolve_notion(notion, p)
-    return _binned_metric(p, labels, notion, n_bins, strategy, _debiased_from_sums, np.mean)
+    check_strategy(strategy)
+    notion = resolve_notion(notion, p)
+    return binned_metric(p, labels, notion, n_bins, strategy, debiased_from_sums, np.mean)
 
 
 def ece_debiased_l2(
@@ -611,7 +310,7 @@ def _consistency_band(
     n = conf.shape[0]
     rng = np.random.default_rng(seed)
     freqs = np.empty((n_resamples, int(filled.sum())))
-    block = max(1, _BLOCK_ELEMENTS // n)
+    block = max(1, BLOCK_ELEMENTS // n)
     for start in range(0, n_resamples, block):
         rows = min(block, n_resamples - start)
         hits = rng.random((rows, n)) < conf_sorted
@@ -656,20 +355,19 @@ def reliability_table(
     confidence per row, so ``notion="classwise"`` needs ``class_index``. The notion and
     settings are stored in ``DataFrame.attrs``.
     """
-    p, labels = _check_inputs(probs, y)
+    p, labels = check_probs_labels(probs, y)
     n_bins = check_count("n_bins", n_bins, 1)
-    _check_strategy(strategy)
+    check_strategy(strategy)
     level = check_level(level)
-    if interval not in INTERVALS:
-        raise ValueError(f"Unknown interval {interval!r}; choose 'wilson' or 'jeffreys'.")
+    check_choice(interval, INTERVALS, "interval", "choose 'wilson' or 'jeffreys'")
     n_resamples = check_count("n_resamples", n_resamples, 0)
-    notion = _resolve_notion(notion, p)
+    notion = resolve_notion(notion, p)
     if notion == "classwise" and class_index is None:
         raise ValueError(
             "A reliability diagram shows one class at a time for the 'classwise' notion: "
-            f"pass class_index (0 to {_matrix(p).shape[1] - 1}) to choose the class."
+            f"pass class_index (0 to {n_classes(p) - 1}) to choose the class."
         )
-    conf, outcome = _confidence_outcome(p, labels, notion, class_index)
+    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
     edges = bin_edges(conf, n_bins, strategy)
     ids = bin_indices(conf, edges)
     k_bins = edges.shape[0] - 1
@@ -701,18 +399,6 @@ def reliability_table(
 # --------------------------------------------------------------------------- bootstrap
 
 
-def _bootstrap_blocks(n: int, n_resamples: int, seed: int | None) -> Iterator[np.ndarray]:
-    """Row-index sets of the bootstrap resamples, in blocks of ``(rows, n)``.
-
-    One generator for every bootstrap here, so :func:`bootstrap_ci` and
-    :func:`metrics_table` draw identical resamples from the same seed.
-    """
-    rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_ELEMENTS // n)
-    for start in range(0, n_resamples, block):
-        yield rng.integers(0, n, size=(min(block, n_resamples - start), n))
-
-
 def bootstrap_ci(
     statistic: Callable[[np.ndarray, np.ndarray], float],
     probs: ArrayLike,
@@ -732,162 +418,16 @@ def bootstrap_ci(
     ``(probs, y)`` works (it is called once per resample); the metrics of
     :func:`metrics_table` use a vectorised version of the same resamples.
     """
-    p, labels = _check_inputs(probs, y)
+    p, labels = check_probs_labels(probs, y)
     n_resamples = check_count("n_resamples", n_resamples, 1)
     level = check_level(level)
     values = np.empty(n_resamples)
     done = 0
-    for block in _bootstrap_blocks(labels.shape[0], n_resamples, seed):
+    for block in bootstrap_blocks(labels.shape[0], n_resamples, seed):
         for rows in block:
             values[done] = statistic(p[rows], labels[rows])
             done += 1
     return bootstrap_interval(values, statistic(p, labels), level, method, bounds)
-
-
-def _lerp(a: np.ndarray, b: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """NumPy's "linear" quantile interpolation, including its two-sided form for γ ≥ ½."""
-    diff = b - a
-    return np.where(gamma >= 0.5, b - diff * (1.0 - gamma), a + diff * gamma)
-
-
-class _SortedScore:
-    """One (confidence, outcome) vector, prepared to bin many weighted resamples at once.
-
-    A resample is a row of multiplicities ``w_j`` over the rows sorted by confidence. Every
-    quantity needed — bin counts ``Σ w_j``, ``Σ w_j c_j``, ``Σ w_j o_j`` between two sorted
-    positions, and the order statistics behind the quantile edges — is a prefix sum at a few
-    positions. Prefix sums come from totals of blocks of ``_PREFIX_BLOCK`` consecutive rows plus
-    the partial block before the position, so no ``(resamples × n)`` cumulative sum is formed.
-    """
-
-    def __init__(self, conf: np.ndarray, outcome: np.ndarray) -> None:
-        n = conf.shape[0]
-        order = np.argsort(conf, kind="stable")
-        self.n = n
-        self.n_blocks = n // _PREFIX_BLOCK + 1  # ≥ 1 spare slot, so position n is in a block
-        size = self.n_blocks * _PREFIX_BLOCK
-        # Index n of a resample's weight row is a zero column that pads the last block.
-        self.order = np.concatenate([order, np.full(size - n, n)])
-        self.conf = conf[order]
-        values = np.zeros((2, size))
-        values[0, :n] = self.conf
-        values[1, :n] = outcome[order]
-        self.values = values.reshape(2, self.n_blocks, _PREFIX_BLOCK)
-
-    def _prefix_at(self, w: np.ndarray, prefix: np.ndarray, pos: np.ndarray) -> np.ndarray:
-        """``Σ_{j < pos} w_j·(1, c_j, o_j)`` for positions ``pos`` (resamples × Q) → (3, ·, Q)."""
-        block, offset = np.divmod(pos, _PREFIX_BLOCK)
-        row = np.arange(w.shape[0])[:, None]
-        part = w[row, block] * (np.arange(_PREFIX_BLOCK) < offset[..., None])
-        vals = self.values[:, block]
-        return np.stack([
-            prefix[0][row, block] + part.sum(axis=-1),
-            prefix[1][row, block] + (part * vals[0]).sum(axis=-1),
-            prefix[2][row, block] + (part * vals[1]).sum(axis=-1),
-        ])
-
-    def _order_statistics(self, w: np.ndarray, prefix_w: np.ndarray,
-                          t: np.ndarray) -> np.ndarray:
-        """The t-th smallest confidence (0-based) of every resample; ``t`` is (Q,) ints."""
-        rows, n = w.shape[0], self.n
-        # Block holding the t-th value: the last b with prefix_w[b] ≤ t, found for all rows
-        # by one search of the concatenated rows (row r shifted by r(n + 1)).
-        shift = (n + 1) * np.arange(rows)[:, None]
-        flat = (prefix_w + shift).ravel()
-        block = np.searchsorted(flat, (t[None, :] + shift).ravel(), side="right")
-        block = block.reshape(rows, -1) - (self.n_blocks + 1) * np.arange(rows)[:, None] - 1
-        row = np.arange(rows)[:, None]
-        running = prefix_w[row, block][..., None] + np.cumsum(w[row, block], axis=-1)
-        inside = (running <= t[None, :, None]).sum(axis=-1)
-        return self.conf[block * _PREFIX_BLOCK + inside]
-
-    def _quantile_edges(self, w: np.ndarray, prefix_w: np.ndarray, n_bins: int) -> np.ndarray:
-        """``numpy.percentile(resample, levels)`` of every resample, bit for bit.
-
-        Virtual index ``v = (n − 1)q``, neighbours ``⌊v⌋`` and ``⌊v⌋ + 1`` (both ``n − 1`` at
-        the top) and NumPy's lerp — the same steps as ``numpy.percentile``'s "linear" method.
-        """
-        n = self.n
-        q = np.true_divide(_percent_levels(n_bins), 100)
-        virtual = (n - 1) * q
-        below = np.floor(virtual)
-        top = virtual >= n - 1
-        lo = np.where(top, n - 1, below).astype(np.int64)
-        hi = np.where(top, n - 1, below + 1).astype(np.int64)
-        gamma = np.where(top, float(n), virtual - below)
-        stats_ = self._order_statistics(w, prefix_w, np.concatenate([lo, hi]))
-        return _lerp(stats_[:, : n_bins + 1], stats_[:, n_bins + 1:], gamma)
-
-    def bin_sums(self, weights: np.ndarray, n_bins: int,
-                 strategies: tuple[str, ...]) -> dict[str, tuple[np.ndarray, ...]]:
-        """Per-bin ``(n_b, Σ c, Σ o)`` of every resample, for each strategy.
-
-        ``weights`` is ``(resamples, n + 1)`` row multiplicities in the original row order with
-        a trailing zero column; quantile edges are recomputed inside every resample.
-        """
-        rows, n = weights.shape[0], self.n
-        w = weights[:, self.order].reshape(rows, self.n_blocks, _PREFIX_BLOCK)
-        prefix = np.zeros((3, rows, self.n_blocks + 1))
-        np.cumsum(w.sum(axis=-1), axis=-1, out=prefix[0, :, 1:])
-        np.cumsum(np.einsum("rbl,bl->rb", w, self.values[0]), axis=-1, out=prefix[1, :, 1:])
-        np.cumsum(np.einsum("rbl,bl->rb", w, self.values[1]), axis=-1, out=prefix[2, :, 1:])
-        sums = {}
-        for strategy in strategies:
-            if strategy == "uniform":
-                inner = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
-                cut = np.broadcast_to(np.searchsorted(self.conf, inner, side="right"),
-                                      (rows, n_bins - 1))
-            else:
-                edges = self._quantile_edges(w, prefix[0], n_bins)
-                cut = np.searchsorted(self.conf, edges[:, 1:-1].ravel(),
-                                      side="right").reshape(rows, n_bins - 1)
-            bounds = np.concatenate([np.zeros((rows, 1), dtype=np.int64), cut,
-                                     np.full((rows, 1), n, dtype=np.int64)], axis=1)
-            at = self._prefix_at(w, prefix, bounds)
-            sums[strategy] = tuple(np.diff(at, axis=-1))
-        return sums
-
-
-def _bootstrap_draws(
-    p: np.ndarray, y: np.ndarray, notion: str, n_bins: int, strategy: str,
-    n_resamples: int, seed: int | None,
-) -> dict[str, np.ndarray]:
-    """Every metric of :func:`metrics_table` on every bootstrap resample (vectorised)."""
-    n = y.shape[0]
-    P, outcomes = _matrix(p), _class_outcomes(p, y)
-    per_row = np.column_stack([_correct(p, y), _brier_rows(p, y), _nll_rows(p, y, 1e-15)])
-    classes = [_SortedScore(P[:, k], outcomes[:, k]) for k in range(P.shape[1])]
-    if notion == "classwise":
-        notion_scores = classes
-    elif notion == "positive":
-        notion_scores = [classes[1]]  # (P(y=1), 1[y=1]) is class 1 of the one-vs-rest pairs
-    else:
-        notion_scores = [_SortedScore(*_confidence_outcome(p, y, notion, None))]
-    shared = {id(s) for s in notion_scores}
-    notion_strategies = tuple(dict.fromkeys((strategy, "quantile")))
-    draws: dict[str, list[np.ndarray]] = {key: [] for key in METRIC_NAMES}
-    for block in _bootstrap_blocks(n, n_resamples, seed):
-        rows = block.shape[0]
-        # Multiplicity of every row in every resample, plus a zero column at index n.
-        offsets = (n + 1) * np.arange(rows)[:, None]
-        weights = np.bincount((block + offsets).ravel(), minlength=rows * (n + 1))
-        weights = weights.reshape(rows, n + 1).astype(np.float64)
-        means = weights[:, :n] @ per_row / n
-        for j, key in enumerate(("accuracy", "brier", "nll")):
-            draws[key].append(means[:, j])
-        notion_sums = {id(s): s.bin_sums(weights, n_bins, notion_strategies)
-                       for s in notion_scores}
-        class_sums = [notion_sums[id(s)]["quantile"] if id(s) in shared
-                      else s.bin_sums(weights, n_bins, ("quantile",))["quantile"]
-                      for s in classes]
-        binned = [sums[strategy] for sums in notion_sums.values()]
-        draws["ece_l1"].append(np.mean([_ece_from_sums(*s, "l1") for s in binned], axis=0))
-        draws["ece_l2"].append(np.mean([_ece_from_sums(*s, "l2") for s in binned], axis=0))
-        draws["mce"].append(np.max([_mce_from_sums(*s) for s in binned], axis=0))
-        draws["ace"].append(np.mean([_ace_from_sums(*s) for s in class_sums], axis=0))
-        draws["ece_debiased"].append(np.mean(
-            [_debiased_from_sums(*sums["quantile"]) for sums in notion_sums.values()], axis=0))
-    return {key: np.concatenate(parts) for key, parts in draws.items()}
 
 
 def metrics_table(
@@ -920,54 +460,40 @@ def metrics_table(
     Cost: O(n_resamples · n · (number of confidence vectors)) — about 0.8 s for a binary
     problem with n = 10,000 and 1,000 resamples on two cores.
     """
-    p, labels = _check_inputs(probs, y)
+    p, labels = check_probs_labels(probs, y)
     n_bins = check_count("n_bins", n_bins, 1)
-    _check_strategy(strategy)
+    check_strategy(strategy)
     n_resamples = check_count("n_resamples", n_resamples, 0)
     level = check_level(level)
-    notion = _resolve_notion(notion, p)
+    notion = resolve_notion(notion, p)
     values = {
-        "accuracy": accuracy(p, labels),
-        "brier": brier(p, labels),
-        "nll": nll(p, labels),
-        "ece_l1": ece(p, labels, n_bins, strategy, "l1", notion),
-        "ece_l2": ece(p, labels, n_bins, strategy, "l2", notion),
-        "mce": mce(p, labels, n_bins, strategy, notion),
-        "ace": ace(p, labels, n_bins),
-        "ece_debiased": ece_debiased(p, labels, n_bins, "quantile", notion),
+        "accuracy": float(np.mean(correct(p, labels))),
+        "brier": float(np.mean(brier_rows(p, labels))),
+        "nll": float(np.mean(nll_rows(p, labels, 1e-15))),
+        "ece_l1": _ece(p, labels, n_bins, strategy, "l1", notion),
+        "ece_l2": _ece(p, labels, n_bins, strategy, "l2", notion),
+        "mce": binned_metric(p, labels, notion, n_bins, strategy, mce_from_sums, np.max),
+        "ace": binned_metric(p, labels, "classwise", n_bins, "quantile", ace_from_sums,
+                             np.mean),
+        "ece_debiased": binned_metric(p, labels, notion, n_bins, "quantile",
+                                      debiased_from_sums, np.mean),
     }
-    bins = f"{n_bins} {'equal-width' if strategy == 'uniform' else 'equal-mass'} bins"
-    descriptions = {
-        "accuracy": "Share of rows whose most probable class is the true class.",
-        "brier": "Mean squared distance between predicted probabilities and the outcome "
-                 "(lower is better).",
-        "nll": "Mean negative log-probability of the true class (lower is better).",
-        "ece_l1": f"Row-weighted mean |observed frequency − mean confidence| over {bins}.",
-        "ece_l2": f"Root of the row-weighted mean squared gap over {bins}.",
-        "mce": f"Largest |observed frequency − mean confidence| of any of the {bins}.",
-        "ace": f"Mean |gap| over {n_bins} equal-mass bins per class, all classes and bins "
-               "weighted equally (Nixon et al. 2019).",
-        "ece_debiased": f"Squared L2 calibration error over {n_bins} equal-mass bins with the "
-                        "sampling-noise bias removed (Kumar et al. 2019); can be below 0.",
-    }
-    notions = {key: notion for key in METRIC_NAMES}
-    notions.update(accuracy="n/a", brier="n/a", nll="n/a", ace="classwise")
-    low = dict.fromkeys(METRIC_NAMES, np.nan)
-    high = dict.fromkeys(METRIC_NAMES, np.nan)
+    low = dict.fromkeys(METRIC_KEYS, np.nan)
+    high = dict.fromkeys(METRIC_KEYS, np.nan)
     if n_resamples > 0:
-        draws = _bootstrap_draws(p, labels, notion, n_bins, strategy, n_resamples, seed)
-        plugins = {"ece_debiased": _binned_metric(
-            p, labels, notion, n_bins, "quantile", _plugin_squared_from_sums, np.mean)}
+        draws = bootstrap_draws(p, labels, notion, n_bins, strategy, n_resamples, seed)
+        plugins = {"ece_debiased": binned_metric(
+            p, labels, notion, n_bins, "quantile", plugin_squared_from_sums, np.mean)}
         for key, sample in draws.items():
             low[key], high[key] = bootstrap_interval(sample, values[key], level, method,
                                                      METRIC_BOUNDS[key], plugins.get(key))
     return pd.DataFrame({
-        "metric": [METRIC_NAMES[key] for key in METRIC_NAMES],
-        "value": [values[key] for key in METRIC_NAMES],
-        "ci_low": [low[key] for key in METRIC_NAMES],
-        "ci_high": [high[key] for key in METRIC_NAMES],
-        "notion": [notions[key] for key in METRIC_NAMES],
-        "description": [descriptions[key] for key in METRIC_NAMES],
+        "metric": [METRIC_NAMES[key] for key in METRIC_KEYS],
+        "value": [values[key] for key in METRIC_KEYS],
+        "ci_low": [low[key] for key in METRIC_KEYS],
+        "ci_high": [high[key] for key in METRIC_KEYS],
+        "notion": [METRIC_DESCRIPTIONS[key].notion or notion for key in METRIC_KEYS],
+        "description": [describe(key, n_bins, strategy) for key in METRIC_KEYS],
     })
 
 

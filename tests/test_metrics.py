@@ -14,6 +14,7 @@ from scipy import stats
 from sklearn.calibration import calibration_curve
 
 from core import metrics
+from core._bootstrap import SortedScore
 from core.intervals import binomial_interval, jeffreys_interval, wilson_interval
 
 Z95 = 1.959963984540054
@@ -445,7 +446,7 @@ def test_resample_quantile_edges_are_bit_equal_to_numpy_percentile() -> None:
     rng = np.random.default_rng(12)
     for n, n_bins in [(1, 3), (7, 15), (64, 10), (500, 15)]:
         conf = np.round(rng.uniform(size=n), 2)
-        score = metrics._SortedScore(conf, np.zeros(n))
+        score = SortedScore(conf, np.zeros(n))
         weights = rng.multinomial(n, np.full(n, 1 / n), size=30).astype(float)
         padded = np.column_stack([weights, np.zeros(30)])
         w = padded[:, score.order].reshape(30, score.n_blocks, -1)

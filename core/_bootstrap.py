@@ -1,0 +1,192 @@
+"""The vectorised bootstrap of the metrics table (private to :mod:`core.metrics`).
+
+Each block of resamples is a matrix of row multiplicities, and every binned statistic of every
+resample — quantile edges recomputed inside the resample included — comes out of prefix sums
+over the rows sorted by confidence, with no Python loop over resamples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from core._binning import (
+    ace_from_sums,
+    debiased_from_sums,
+    ece_from_sums,
+    mce_from_sums,
+    percent_levels,
+)
+from core._metric_descriptions import METRIC_KEYS
+from core._scores import (
+    brier_rows,
+    class_outcomes,
+    confidence_outcome_of,
+    correct,
+    nll_rows,
+)
+from core._validation import probability_matrix
+
+#: Largest number of matrix elements (resamples × rows) one resampling block holds.
+BLOCK_ELEMENTS = 1_000_000
+#: Rows per block of the prefix sums of the vectorised bootstrap.
+_PREFIX_BLOCK = 64
+
+
+def bootstrap_blocks(n: int, n_resamples: int, seed: int | None) -> Iterator[np.ndarray]:
+    """Row-index sets of the bootstrap resamples, in blocks of ``(rows, n)``.
+
+    One generator for every bootstrap here, so :func:`bootstrap_ci` and
+    :func:`metrics_table` draw identical resamples from the same seed.
+    """
+    rng = np.random.default_rng(seed)
+    block = max(1, BLOCK_ELEMENTS // n)
+    for start in range(0, n_resamples, block):
+        yield rng.integers(0, n, size=(min(block, n_resamples - start), n))
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, gamma: np.ndarray) -> np.ndarray:
+    """NumPy's "linear" quantile interpolation, including its two-sided form for γ ≥ ½."""
+    diff = b - a
+    return np.where(gamma >= 0.5, b - diff * (1.0 - gamma), a + diff * gamma)
+
+
+class SortedScore:
+    """One (confidence, outcome) vector, prepared to bin many weighted resamples at once.
+
+    A resample is a row of multiplicities ``w_j`` over the rows sorted by confidence. Every
+    quantity needed — bin counts ``Σ w_j``, ``Σ w_j c_j``, ``Σ w_j o_j`` between two sorted
+    positions, and the order statistics behind the quantile edges — is a prefix sum at a few
+    positions. Prefix sums come from totals of blocks of ``_PREFIX_BLOCK`` consecutive rows plus
+    the partial block before the position, so no ``(resamples × n)`` cumulative sum is formed.
+    """
+
+    def __init__(self, conf: np.ndarray, outcome: np.ndarray) -> None:
+        n = conf.shape[0]
+        order = np.argsort(conf, kind="stable")
+        self.n = n
+        self.n_blocks = n // _PREFIX_BLOCK + 1  # ≥ 1 spare slot, so position n is in a block
+        size = self.n_blocks * _PREFIX_BLOCK
+        # Index n of a resample's weight row is a zero column that pads the last block.
+        self.order = np.concatenate([order, np.full(size - n, n)])
+        self.conf = conf[order]
+        values = np.zeros((2, size))
+        values[0, :n] = self.conf
+        values[1, :n] = outcome[order]
+        self.values = values.reshape(2, self.n_blocks, _PREFIX_BLOCK)
+
+    def _prefix_at(self, w: np.ndarray, prefix: np.ndarray, pos: np.ndarray) -> np.ndarray:
+        """``Σ_{j < pos} w_j·(1, c_j, o_j)`` for positions ``pos`` (resamples × Q) → (3, ·, Q)."""
+        block, offset = np.divmod(pos, _PREFIX_BLOCK)
+        row = np.arange(w.shape[0])[:, None]
+        part = w[row, block] * (np.arange(_PREFIX_BLOCK) < offset[..., None])
+        vals = self.values[:, block]
+        return np.stack([
+            prefix[0][row, block] + part.sum(axis=-1),
+            prefix[1][row, block] + (part * vals[0]).sum(axis=-1),
+            prefix[2][row, block] + (part * vals[1]).sum(axis=-1),
+        ])
+
+    def _order_statistics(self, w: np.ndarray, prefix_w: np.ndarray,
+                          t: np.ndarray) -> np.ndarray:
+        """The t-th smallest confidence (0-based) of every resample; ``t`` is (Q,) ints."""
+        rows, n = w.shape[0], self.n
+        # Block holding the t-th value: the last b with prefix_w[b] ≤ t, found for all rows
+        # by one search of the concatenated rows (row r shifted by r(n + 1)).
+        shift = (n + 1) * np.arange(rows)[:, None]
+        flat = (prefix_w + shift).ravel()
+        block = np.searchsorted(flat, (t[None, :] + shift).ravel(), side="right")
+        block = block.reshape(rows, -1) - (self.n_blocks + 1) * np.arange(rows)[:, None] - 1
+        row = np.arange(rows)[:, None]
+        running = prefix_w[row, block][..., None] + np.cumsum(w[row, block], axis=-1)
+        inside = (running <= t[None, :, None]).sum(axis=-1)
+        return self.conf[block * _PREFIX_BLOCK + inside]
+
+    def _quantile_edges(self, w: np.ndarray, prefix_w: np.ndarray, n_bins: int) -> np.ndarray:
+        """``numpy.percentile(resample, levels)`` of every resample, bit for bit.
+
+        Virtual index ``v = (n − 1)q``, neighbours ``⌊v⌋`` and ``⌊v⌋ + 1`` (both ``n − 1`` at
+        the top) and NumPy's lerp — the same steps as ``numpy.percentile``'s "linear" method.
+        """
+        n = self.n
+        q = np.true_divide(percent_levels(n_bins), 100)
+        virtual = (n - 1) * q
+        below = np.floor(virtual)
+        top = virtual >= n - 1
+        lo = np.where(top, n - 1, below).astype(np.int64)
+        hi = np.where(top, n - 1, below + 1).astype(np.int64)
+        gamma = np.where(top, float(n), virtual - below)
+        stats_ = self._order_statistics(w, prefix_w, np.concatenate([lo, hi]))
+        return _lerp(stats_[:, : n_bins + 1], stats_[:, n_bins + 1:], gamma)
+
+    def bin_sums(self, weights: np.ndarray, n_bins: int,
+                 strategies: tuple[str, ...]) -> dict[str, tuple[np.ndarray, ...]]:
+        """Per-bin ``(n_b, Σ c, Σ o)`` of every resample, for each strategy.
+
+        ``weights`` is ``(resamples, n + 1)`` row multiplicities in the original row order with
+        a trailing zero column; quantile edges are recomputed inside every resample.
+        """
+        rows, n = weights.shape[0], self.n
+        w = weights[:, self.order].reshape(rows, self.n_blocks, _PREFIX_BLOCK)
+        prefix = np.zeros((3, rows, self.n_blocks + 1))
+        np.cumsum(w.sum(axis=-1), axis=-1, out=prefix[0, :, 1:])
+        np.cumsum(np.einsum("rbl,bl->rb", w, self.values[0]), axis=-1, out=prefix[1, :, 1:])
+        np.cumsum(np.einsum("rbl,bl->rb", w, self.values[1]), axis=-1, out=prefix[2, :, 1:])
+        sums = {}
+        for strategy in strategies:
+            if strategy == "uniform":
+                inner = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
+                cut = np.broadcast_to(np.searchsorted(self.conf, inner, side="right"),
+                                      (rows, n_bins - 1))
+            else:
+                edges = self._quantile_edges(w, prefix[0], n_bins)
+                cut = np.searchsorted(self.conf, edges[:, 1:-1].ravel(),
+                                      side="right").reshape(rows, n_bins - 1)
+            bounds = np.concatenate([np.zeros((rows, 1), dtype=np.int64), cut,
+                                     np.full((rows, 1), n, dtype=np.int64)], axis=1)
+            at = self._prefix_at(w, prefix, bounds)
+            sums[strategy] = tuple(np.diff(at, axis=-1))
+        return sums
+
+
+def bootstrap_draws(
+    p: np.ndarray, y: np.ndarray, notion: str, n_bins: int, strategy: str,
+    n_resamples: int, seed: int | None,
+) -> dict[str, np.ndarray]:
+    """Every metric of :func:`metrics_table` on every bootstrap resample (vectorised)."""
+    n = y.shape[0]
+    P, outcomes = probability_matrix(p), class_outcomes(p, y)
+    per_row = np.column_stack([correct(p, y), brier_rows(p, y), nll_rows(p, y, 1e-15)])
+    classes = [SortedScore(P[:, k], outcomes[:, k]) for k in range(P.shape[1])]
+    if notion == "classwise":
+        notion_scores = classes
+    elif notion == "positive":
+        notion_scores = [classes[1]]  # (P(y=1), 1[y=1]) is class 1 of the one-vs-rest pairs
+    else:
+        notion_scores = [SortedScore(*confidence_outcome_of(p, y, notion, None))]
+    shared = {id(s) for s in notion_scores}
+    notion_strategies = tuple(dict.fromkeys((strategy, "quantile")))
+    draws: dict[str, list[np.ndarray]] = {key: [] for key in METRIC_KEYS}
+    for block in bootstrap_blocks(n, n_resamples, seed):
+        rows = block.shape[0]
+        # Multiplicity of every row in every resample, plus a zero column at index n.
+        offsets = (n + 1) * np.arange(rows)[:, None]
+        weights = np.bincount((block + offsets).ravel(), minlength=rows * (n + 1))
+        weights = weights.reshape(rows, n + 1).astype(np.float64)
+        means = weights[:, :n] @ per_row / n
+        for j, key in enumerate(("accuracy", "brier", "nll")):
+            draws[key].append(means[:, j])
+        notion_sums = {id(s): s.bin_sums(weights, n_bins, notion_strategies)
+                       for s in notion_scores}
+        class_sums = [notion_sums[id(s)]["quantile"] if id(s) in shared
+                      else s.bin_sums(weights, n_bins, ("quantile",))["quantile"]
+                      for s in classes]
+        binned = [sums[strategy] for sums in notion_sums.values()]
+        draws["ece_l1"].append(np.mean([ece_from_sums(*s, "l1") for s in binned], axis=0))
+        draws["ece_l2"].append(np.mean([ece_from_sums(*s, "l2") for s in binned], axis=0))
+        draws["mce"].append(np.max([mce_from_sums(*s) for s in binned], axis=0))
+        draws["ace"].append(np.mean([ace_from_sums(*s) for s in class_sums], axis=0))
+        draws["ece_debiased"].append(np.mean(
+            [debiased_from_sums(*sums["quantile"]) for sums in notion_sums.values()], axis=0))
+    return {key: np.concatenate(parts) for key, parts in draws.items()}
