@@ -120,17 +120,24 @@ Progress = Callable[[float, str], None]
 class Embedding:
     """Coordinates of every row in a low-dimensional map, and how they were obtained.
 
-    Attributes:
-        coords: ``(n, n_components)`` float64 coordinates, one row per input row.
-        method: ``"pca"``, ``"tsne"`` or ``"umap"``.
-        params: every setting used (after clamping), e.g. ``perplexity`` and
-            ``perplexity_requested`` for t-SNE; JSON-serialisable.
-        n_fit: number of rows the map was fitted on (t-SNE, UMAP: distinct feature vectors).
-        fit_rows: sorted indices of those rows (t-SNE, UMAP: the first row holding each fitted
-            vector). Every other row was placed with the fitted map or, for t-SNE and UMAP,
-            repeats a fitted vector and shares its coordinates.
-        explained_variance_ratio: PCA only: the share of the total variance of the fitted rows
-            along each component; ``None`` for t-SNE and UMAP.
+    Attributes
+    ----------
+    coords
+        ``(n, n_components)`` float64 coordinates, one row per input row.
+    method
+        ``"pca"``, ``"tsne"`` or ``"umap"``.
+    params
+        every setting used (after clamping), e.g. ``perplexity`` and
+        ``perplexity_requested`` for t-SNE; JSON-serialisable.
+    n_fit
+        number of rows the map was fitted on (t-SNE, UMAP: distinct feature vectors).
+    fit_rows
+        sorted indices of those rows (t-SNE, UMAP: the first row holding each fitted
+        vector). Every other row was placed with the fitted map or, for t-SNE and UMAP,
+        repeats a fitted vector and shares its coordinates.
+    explained_variance_ratio
+        PCA only: the share of the total variance of the fitted rows
+        along each component; ``None`` for t-SNE and UMAP.
     """
 
     coords: np.ndarray

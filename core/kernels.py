@@ -225,12 +225,17 @@ def quadratic_forms(
     ``k(z, z) = 1`` for both kernels, that is ``Σ_i e_i²`` per column, subtracted exactly.
     Only tiles on and above the diagonal are computed; off-diagonal tiles count twice.
 
-    Args:
-        points: ``(n, d)`` or ``(n,)`` kernel inputs.
-        E: ``(n,)`` or ``(n, B)`` weights; one quadratic form per column.
-        bandwidth: σ of the Gaussian or γ of the Laplacian.
-    Returns:
-        ``(B,)`` float64 (a scalar array of shape ``()`` when E is one-dimensional).
+    Parameters
+    ----------
+    points
+        ``(n, d)`` or ``(n,)`` kernel inputs.
+    E
+        ``(n,)`` or ``(n, B)`` weights; one quadratic form per column.
+    bandwidth
+        σ of the Gaussian or γ of the Laplacian.
+    Returns
+    -------
+    ``(B,)`` float64 (a scalar array of shape ``()`` when E is one-dimensional).
     """
     vector = np.ndim(E) == 1
     E = np.ascontiguousarray(_as_2d(E))

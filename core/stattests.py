@@ -28,15 +28,23 @@ SKCE_METHODS = ("consistency", "block", "bound")
 class TestResult:
     """Outcome of a calibration test.
 
-    Attributes:
-        statistic: the observed test statistic.
-        p_value: ``(1 + #{null ≥ statistic}) / (1 + B)`` for resampling tests, else the
-            asymptotic or bound p-value.
-        null: the B resampled statistics (empty for tests without resampling).
-        method: which test ran.
-        n_resamples: B (0 without resampling).
-        parameters: everything else needed to reproduce or explain the result.
-        p_value_paper: ``#{null > statistic} / B`` (the convention of the papers' code).
+    Attributes
+    ----------
+    statistic
+        the observed test statistic.
+    p_value
+        ``(1 + #{null ≥ statistic}) / (1 + B)`` for resampling tests, else the
+        asymptotic or bound p-value.
+    null
+        the B resampled statistics (empty for tests without resampling).
+    method
+        which test ran.
+    n_resamples
+        B (0 without resampling).
+    parameters
+        everything else needed to reproduce or explain the result.
+    p_value_paper
+        ``#{null > statistic} / B`` (the convention of the papers' code).
     """
 
     __test__ = False  # not a pytest test class
