@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from core._validation import check_choice, check_count
+from core._validation import check_choice, check_count, check_probs
 from core.kernels import quadratic_forms
 from core.resampling import bernoulli_residuals, categorical_labels
 from core.skce import block_estimates, skce_inputs
@@ -183,8 +183,13 @@ def hosmer_lemeshow(
     was fitted on these rows (Hosmer & Lemeshow 1980) and G when it is evaluated on new data,
     as in an audit on a held-out split (the default). Groups with zero variance are skipped.
     """
-    confidence = np.asarray(confidence, dtype=np.float64)
+    confidence = check_probs(confidence)
+    if confidence.ndim != 1:
+        raise ValueError("confidence must be a 1-D array: one probability per row.")
     outcome = np.asarray(outcome, dtype=np.float64)
+    if outcome.shape != confidence.shape or not np.isin(outcome, (0.0, 1.0)).all():
+        raise ValueError("outcome must hold one 0 or 1 per row of confidence.")
+    n_groups = check_count("n_groups", n_groups, 1)
     order = np.argsort(confidence, kind="stable")
     groups = np.array_split(order, min(n_groups, confidence.size))
     observed = np.array([outcome[g].sum() for g in groups])
