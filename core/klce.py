@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from core import engine
 from core._validation import check_choice, check_count, check_probs_labels
 from core.kernels import kernel_matmul, quadratic_forms
 from core.local_kernel import (
@@ -220,6 +221,7 @@ def klce_test(
                     "feature_bandwidth": inputs.feature_bandwidth,
                     "standardize": inputs.spec.standardize, "seed": seed,
                     "class_index": inputs.spec.class_index, "spec": inputs.spec,
+                    "engine": engine.current().describe(),
                     "klce": float(by_variant["plain"][0]),
                     **({"klce_centred": float(by_variant["centred"][0])}
                        if "centred" in by_variant else {}),
@@ -332,7 +334,7 @@ def klce_grid_test(
         null=maxima[1:], method=f"max-z over {total} bandwidth pairs ({null})",
         n_resamples=n_resamples,
         parameters={"prob_bandwidths": p_grid.tolist(), "feature_bandwidths": x_grid.tolist(),
-                    "seed": seed},
+                    "seed": seed, "spec": base.spec, "engine": engine.current().describe()},
         p_value_paper=paper_p_value(maxima[0], maxima[1:]),
     )
     return GridTestResult(p_grid, x_grid, per_point[:, :, 0], p_values, aggregated, null,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from core import engine
 from core._validation import check_choice, check_count, check_probs
 from core.kernels import quadratic_forms
 from core.resampling import bernoulli_residuals, categorical_labels
@@ -115,7 +116,8 @@ def skce_test(
         return bound_test(float(quadratic_forms(Z, R, sigma).sum() / (n * (n - 1))), n, sigma)
     values = _consistency_statistics(Z, R, sigma, n_resamples, np.random.default_rng(seed))
     return resampling_result(values[0], values[1:], "consistency", bandwidth=sigma,
-                             estimator="unbiased", seed=seed)
+                             estimator="unbiased", seed=seed,
+                             engine=engine.current().describe())
 
 
 def bound_test(statistic: float, n: int, bandwidth: float) -> TestResult:
