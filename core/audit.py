@@ -29,9 +29,14 @@ import pandas as pd
 from core import local, metrics
 from core._validation import check_choice, check_count, check_positive
 from core.data import AuditData
-from core.embedding import Embedding, embed, prepare_features
+from core.embedding import (
+    Embedding,
+    embed,
+    landscape_coordinates,
+    prepare_features,
+    profile_coordinates,
+)
 from core.groups import group_calibration_table, group_reliability_tables
-from core.kernels import Standardizer
 from core.klce import DEFAULT_NULL, NULLS, GridTestResult
 from core.lcb import biased_subgroups
 from core.lce import mlce_curve
@@ -155,11 +160,6 @@ def feature_columns(audit: AuditData, features: tuple[str, ...] | None) -> tuple
         raise ValueError(f"Audit feature(s) {', '.join(map(repr, unknown))} are not mapped; "
                          f"the mapped audit features are {', '.join(map(repr, mapped)) or 'none'}.")
     return tuple(features)
-
-
-def encoded_names(audit: AuditData, features: tuple[str, ...]) -> list[str]:
-    """The encoded column names of the chosen features (one-hot columns ``name=level``)."""
-    return [n for n in audit.feature_names if n in features or n.split("=", 1)[0] in features]
 
 
 def local_inputs(audit: AuditData, features: tuple[str, ...], class_index: int | None
@@ -313,21 +313,15 @@ def lcb_section(audit: AuditData, features: tuple[str, ...], class_index: int | 
     return LcbSection(values, spec, cv_table, subgroups, how)
 
 
-def landscape_coordinates(coords: np.ndarray) -> np.ndarray:
-    """The plane the LCE kernel runs on: the first two coordinates of a map (a 1-D map gets a
-    zero second axis), each z-scored so that γ is in standard deviations of the map."""
-    plane = coords[:, :2] if coords.shape[1] >= 2 else \
-        np.column_stack([coords[:, 0], np.zeros(coords.shape[0])])
-    return Standardizer.fit(plane).transform(plane)
-
-
 def feature_map(data: AuditData, features: tuple[str, ...], method: str, seed: int = 0,
                 progress: Progress | None = None) -> tuple[np.ndarray, Embedding | None]:
-    """Coordinates for the LCE: a 2-D embedding of the standardised audit features, or, for a
-    single encoded feature column, that column itself (a 1-D map, no embedding)."""
-    X = prepare_features(data.feature_matrix(features), encoded_names(data, features))
-    if X.shape[1] == 1:
-        return landscape_coordinates(X), None
+    """Coordinates for the LCE, as the LCE landscape page computes them: a 2-D embedding of the
+    standardised audit features (:func:`core.embedding.landscape_coordinates`), or, for a
+    single encoded feature column, that column z-scored (a 1-D profile, no embedding)."""
+    encoded = data.feature_matrix(features)
+    if encoded.shape[1] == 1:
+        return profile_coordinates(encoded[:, 0]), None
+    X = prepare_features(encoded, data.encoded_names(features))
     embedding = embed(X, method=method, n_components=2, seed=seed, progress=progress)
     return landscape_coordinates(embedding.coords), embedding
 

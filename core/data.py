@@ -23,6 +23,8 @@ from dataclasses import dataclass, field, fields, replace
 import numpy as np
 import pandas as pd
 
+from core._validation import probability_matrix, sigmoid, softmax
+
 #: Largest overshoot of [0, 1] that is clipped (and reported) instead of rejected.
 CLIP_TOLERANCE = 1e-6
 #: Largest deviation of a row sum from 1 that is renormalised (and reported).
@@ -243,23 +245,6 @@ def _numeric_values(series: pd.Series, role: str) -> np.ndarray:
     return values
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
-    """Row-wise softmax, shifted by the row maximum for numerical stability."""
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def _sigmoid(z: np.ndarray) -> np.ndarray:
-    """Logistic function 1 / (1 + exp(-z)), evaluated without overflow."""
-    out = np.empty_like(z)
-    pos = z >= 0
-    out[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
-    ez = np.exp(z[~pos])
-    out[~pos] = ez / (1.0 + ez)
-    return out
-
-
 def _probability_matrix(
     df: pd.DataFrame, columns: Sequence[str], logits: bool, role: str, notes: list
 ) -> np.ndarray:
@@ -273,9 +258,8 @@ def _probability_matrix(
     names = ", ".join(f"'{c}'" for c in columns)
     if logits:
         if values.shape[1] == 1:
-            p = _sigmoid(values[:, 0])
-            return np.column_stack([1.0 - p, p])
-        return _softmax(values)
+            return probability_matrix(sigmoid(values[:, 0]))
+        return softmax(values)
 
     outside = (values < -CLIP_TOLERANCE) | (values > 1.0 + CLIP_TOLERANCE)
     if outside.any():
@@ -722,13 +706,17 @@ class AuditData:
             raise ValueError(f"Unknown split {part!r}; use one of {SPLITS}.")
         return self.subset(self.split == part)
 
-    def feature_matrix(self, names: Sequence[str]) -> np.ndarray:
-        """The encoded columns of the named audit features (every one-hot column of a
-        categorical feature), in ``feature_names`` order; ``(n, 0)`` for no names."""
+    def encoded_names(self, names: Sequence[str]) -> list[str]:
+        """The encoded columns of the named audit features (every one-hot column ``name=level``
+        of a categorical feature), in ``feature_names`` order."""
         wanted = set(names)
-        columns = [i for i, encoded in enumerate(self.feature_names)
-                   if encoded in wanted or encoded.split("=", 1)[0] in wanted]
-        return self.X[:, columns]
+        return [encoded for encoded in self.feature_names
+                if encoded in wanted or encoded.split("=", 1)[0] in wanted]
+
+    def feature_matrix(self, names: Sequence[str]) -> np.ndarray:
+        """The :meth:`encoded_names` columns of ``X``; ``(n, 0)`` for no names."""
+        chosen = set(self.encoded_names(names))
+        return self.X[:, [i for i, name in enumerate(self.feature_names) if name in chosen]]
 
     def class_balance(self) -> pd.DataFrame:
         """Count and share of each class among the labels, with its mean predicted probability."""

@@ -130,7 +130,7 @@ def embedding(fingerprint: str, features: tuple[str, ...], method: str, data: Au
     """2-D embedding of the standardised audit features, memoised per process
     (:class:`ProcessMemo`)."""
     def compute() -> Embedding:
-        X = prepare_features(data.feature_matrix(features), audit.encoded_names(data, features))
+        X = prepare_features(data.feature_matrix(features), data.encoded_names(features))
         return embed(X, method=method, n_components=2, seed=0, progress=progress)
 
     return _EMBEDDINGS.get(embedding_cache_key(fingerprint, method, 2, 0, features=features),

@@ -17,6 +17,7 @@ from core.demo import DEMOS, demo_frame, load_demo
 DEFAULT_DEMO = "census"
 _AUDIT = "active_audit"
 _SOURCE = "active_source"
+_UPLOAD = "uploaded_table"
 
 
 @st.cache_data(show_spinner="Generating the demo data…")
@@ -52,3 +53,14 @@ def active_audit() -> AuditData:
 def active_source() -> str:
     ensure_active()
     return st.session_state[_SOURCE]
+
+
+def remember_upload(table) -> None:
+    """Keep the last uploaded table (a :class:`core.readers.LoadedTable`) for the reference
+    model tab."""
+    st.session_state[_UPLOAD] = table
+
+
+def last_upload():
+    """The last uploaded :class:`core.readers.LoadedTable` of this session, or ``None``."""
+    return st.session_state.get(_UPLOAD)

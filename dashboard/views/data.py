@@ -15,7 +15,15 @@ from core.figures import class_balance_figure
 from core.readers import SUPPORTED_SUFFIXES, LoadedTable, read_table
 from core.reference_model import REFERENCE_MODELS, train_reference_model
 from dashboard.components import validation_report
-from dashboard.state import active_audit, active_source, cached_demo, cached_demo_frame, set_active
+from dashboard.state import (
+    active_audit,
+    active_source,
+    cached_demo,
+    cached_demo_frame,
+    last_upload,
+    remember_upload,
+    set_active,
+)
 
 NONE = "(none)"
 AUTOMATIC = "(automatic)"
@@ -62,7 +70,7 @@ def upload_tab() -> None:
     except DataError as error:
         st.error(str(error), icon=":material/error:")
         return
-    st.session_state["uploaded_table"] = table
+    remember_upload(table)
     frame = table.frame
     st.caption(f"Read {len(frame):,} rows × {frame.shape[1]} columns from {table.source}.")
     for note in table.notes:
@@ -153,8 +161,8 @@ class RawSource:
 def reference_sources() -> dict[str, RawSource]:
     """The uploaded table (if any) and the census demo without its model's predictions."""
     sources = {}
-    if "uploaded_table" in st.session_state:
-        table: LoadedTable = st.session_state["uploaded_table"]
+    table: LoadedTable | None = last_upload()
+    if table is not None:
         guess = guess_columns(table.frame)
         sources[f"uploaded: {table.source}"] = RawSource(
             table.frame, guess.label, guess.features, guess.groups, guess.groups)
