@@ -348,6 +348,8 @@ def klce_grid_test(
     progress: Callable[[float, str], None] | None = None,
     *,
     spec: KernelSpec | None = None,
+    computation: str = "auto",
+    n_features: int = DEFAULT_FEATURES,
 ) -> GridTestResult:
     """KLCE² and its p-value at every bandwidth pair, plus an aggregated test over the grid.
 
@@ -359,6 +361,9 @@ def klce_grid_test(
     free choice of bandwidth the paper names as its main limitation, with controlled level.
     Bandwidths default to the median heuristic × (¼, ½, 1, 2, 4); a ``spec`` gives
     standardisation and class (its bandwidths, if set, are the grid's centre).
+    ``computation``: ``"exact"``, ``"rff"`` (every grid point from the same chunk-wise
+    resamples and the same Fourier weights) or ``"auto"`` (exact while the whole grid takes a
+    few seconds here); the aggregated result's ``parameters["computation"]`` says which ran.
     """
     base = _checked_inputs(probs, y, X, spec_from(spec, None, None, standardize, class_index))
     n_resamples = check_count("n_resamples", n_resamples, 1)
@@ -367,14 +372,22 @@ def klce_grid_test(
     x_grid = (bandwidth_grid(base.feature_bandwidth) if np.isfinite(base.feature_bandwidth)
               else np.array([np.inf])) if feature_bandwidths is None \
         else np.asarray(feature_bandwidths, dtype=np.float64)
-    _, variants = _scheme(null)
-    E = residual_columns(null, base.residuals, base.p, n_resamples,
-                         np.random.default_rng(seed))
-    values = np.empty((p_grid.size, x_grid.size, len(variants), n_resamples + 1))
+    scheme, variants = _scheme(null)
     total = p_grid.size * x_grid.size
+    label, reason = computation_choice(computation, base.p.shape[0],
+                                       (n_resamples + 1) * total, n_features)
+    if label == "block" or (label != "exact" and scheme != "consistency"):
+        raise ValueError(f"The bandwidth grid runs with the exact computation or, for the "
+                         f"consistency nulls, random Fourier features; not '{label}' with the "
+                         f"'{null}' null.")
+    E = residual_columns(null, base.residuals, base.p, n_resamples,
+                         np.random.default_rng(seed)) if label == "exact" else None
+    values = np.empty((p_grid.size, x_grid.size, len(variants), n_resamples + 1))
     for a, sigma_p in enumerate(p_grid):
         for b, sigma_x in enumerate(x_grid):
-            values[a, b] = variant_statistics(base.at(sigma_p, sigma_x).points, E, variants)
+            inputs = base.at(sigma_p, sigma_x)
+            values[a, b] = variant_statistics(inputs.points, E, variants) if E is not None \
+                else fourier_statistics(inputs, n_resamples, variants, n_features, seed)
             if progress is not None:
                 progress((a * x_grid.size + b + 1) / total,
                          f"bandwidths σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}")
@@ -387,7 +400,8 @@ def klce_grid_test(
         null=maxima[1:], method=f"max-z over {total} bandwidth pairs ({null})",
         n_resamples=n_resamples,
         parameters={"prob_bandwidths": p_grid.tolist(), "feature_bandwidths": x_grid.tolist(),
-                    "seed": seed, "spec": base.spec, "engine": engine.current().describe()},
+                    "seed": seed, "spec": base.spec, "engine": engine.current().describe(),
+                    "computation": label, "computation_reason": reason},
         p_value_paper=paper_p_value(maxima[0], maxima[1:]),
     )
     return GridTestResult(p_grid, x_grid, per_point[:, :, 0], p_values, aggregated, null,

@@ -16,8 +16,10 @@ from scipy import stats
 
 from core import engine
 from core._validation import check_choice, check_count, check_probs
+from core.computation import choose as computation_choice
 from core.kernels import quadratic_forms
 from core.resampling import bernoulli_residuals, categorical_labels
+from core.rff import DEFAULT_FEATURES, FourierMap, accumulate
 from core.skce import block_estimates, skce_inputs
 
 #: Upper bound on resampled residual columns per tile-engine pass (memory n × columns × 8 B).
@@ -93,6 +95,8 @@ def skce_test(
     n_resamples: int = 1000,
     seed: int = 0,
     block_size: int = 2,
+    computation: str = "auto",
+    n_features: int = DEFAULT_FEATURES,
 ) -> TestResult:
     """Test H0 "the model is calibrated" (canonical calibration) with the SKCE.
 
@@ -105,19 +109,46 @@ def skce_test(
     ``bound``: a distribution-free test from Hoeffding's inequality for U-statistics: the
     summand h is bounded by |h| ≤ sup k · ‖r‖‖r'‖ ≤ 2, so under H0
     ``P(SKCE_u ≥ t) ≤ exp(−⌊n/2⌋ t² / 8)``; valid for any n, conservative.
+
+    ``computation`` applies to the consistency test (:mod:`core.computation`): ``"exact"``
+    tiles, ``"rff"`` random Fourier features with ``n_features`` features (labels redrawn
+    chunk by chunk; the level stays exact, :mod:`core.rff`), ``"block"`` the block z-test,
+    ``"auto"`` exact while it takes a few seconds here. ``parameters["computation"]`` says
+    which ran and why.
     """
     check_choice(method, SKCE_METHODS, "SKCE test", f"use one of {SKCE_METHODS}")
     Z, R, sigma = skce_inputs(probs, y, bandwidth)
     n_resamples = check_count("n_resamples", n_resamples, 1)
     n = Z.shape[0]
-    if method == "block":
+    label, reason = computation_choice(computation, n, (n_resamples + 1) * R.shape[1],
+                                       n_features) if method == "consistency" \
+        else (method, "as asked")
+    if method == "block" or label == "block":
         return _block_test(Z, R, sigma, block_size)
     if method == "bound":
         return bound_test(float(quadratic_forms(Z, R, sigma).sum() / (n * (n - 1))), n, sigma)
-    values = _consistency_statistics(Z, R, sigma, n_resamples, np.random.default_rng(seed))
+    if label == "exact":
+        values = _consistency_statistics(Z, R, sigma, n_resamples, np.random.default_rng(seed))
+    else:
+        values = _fourier_consistency(Z, R, sigma, n_resamples, n_features, seed)
     return resampling_result(values[0], values[1:], "consistency", bandwidth=sigma,
                              estimator="unbiased", seed=seed,
-                             engine=engine.current().describe())
+                             engine=engine.current().describe(), computation=label,
+                             computation_reason=reason)
+
+
+def _fourier_consistency(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: int,
+                         n_features: int, seed: int) -> np.ndarray:
+    """The consistency statistics under random Fourier features (:mod:`core.rff`): every
+    resample's m residual columns are drawn chunk by chunk and summed per resample."""
+    n, m = R.shape
+
+    def columns(rows: slice, rng: np.random.Generator) -> np.ndarray:
+        return np.hstack([R[rows], _redrawn_residuals(Z[rows], n_resamples, rng)])
+
+    fourier = FourierMap.draw(Z.shape[1], n_features, seed)
+    sums = accumulate(Z / sigma, columns, fourier, seed)
+    return sums.plain().reshape(-1, m).sum(axis=1) / (n * (n - 1))
 
 
 def bound_test(statistic: float, n: int, bandwidth: float) -> TestResult:
@@ -167,7 +198,7 @@ def _block_test(Z: np.ndarray, R: np.ndarray, sigma: float, block_size: int) -> 
     z = mean / se if se > 0 else (np.inf if mean > 0 else 0.0)
     return TestResult(mean, float(stats.norm.sf(z)), np.empty(0), "block", 0, {
         "bandwidth": sigma, "block_size": block_size, "n_blocks": int(estimates.size),
-        "z": float(z), "standard_error": se,
+        "z": float(z), "standard_error": se, "computation": f"block({block_size})",
     })
 
 

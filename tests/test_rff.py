@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from core.klce import klce_test
+from core.klce import klce_grid_test, klce_test
 from core.rff import FourierMap, accumulate, bernoulli_columns
 from core.simulations import calibrated_two_features, type_two_paper
+from core.stattests import skce_test
 
 
 def test_running_sums_equal_the_literal_statistics() -> None:
@@ -81,3 +82,32 @@ def test_auto_block_and_unsupported_combinations() -> None:
         klce_test(p, y, X, computation="fast")
     with pytest.raises(ValueError, match="n_features must be a whole number"):
         klce_test(p, y, X, computation="rff", n_features=0)
+
+
+def test_skce_rff_level_and_agreement() -> None:
+    """The SKCE consistency test under random Fourier features: near the exact statistic, and
+    its level holds (150 calibrated 3-class datasets, α = 0.05, binomial SE 0.018, ± 3 SE)."""
+    rng = np.random.default_rng(21)
+    P = rng.dirichlet([1.0, 1.0, 1.0], 400)
+    y = np.array([rng.choice(3, p=q) for q in P])
+    exact = skce_test(P, y, n_resamples=200, computation="exact")
+    approx = skce_test(P, y, n_resamples=200, computation="rff", n_features=4096)
+    assert approx.parameters["computation"] == "rff(4096)"
+    assert abs(approx.statistic - exact.statistic) < 0.1 * np.std(exact.null)
+    reps, rejected = 150, 0
+    for rep in range(reps):
+        p = rng.uniform(0.05, 0.95, 300)
+        labels = (rng.random(300) < p).astype(int)
+        rejected += skce_test(p, labels, n_resamples=99, seed=rep, computation="rff",
+                              n_features=256).p_value <= 0.05
+    assert abs(rejected / reps - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / reps)
+
+
+def test_grid_test_under_rff_matches_the_exact_verdict() -> None:
+    p, y, X = type_two_paper(np.random.default_rng(1), n=500, d=5)
+    exact = klce_grid_test(p, y, X, n_resamples=100, computation="exact")
+    approx = klce_grid_test(p, y, X, n_resamples=100, computation="rff", n_features=2048)
+    assert approx.aggregated.parameters["computation"] == "rff(2048)"
+    assert exact.aggregated.rejects() and approx.aggregated.rejects()
+    with pytest.raises(ValueError, match="bandwidth grid runs with"):
+        klce_grid_test(p, y, X, null="permutation", computation="rff")
