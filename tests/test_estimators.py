@@ -324,3 +324,19 @@ def test_estimates_table_sets_the_binned_numbers_beside_the_selection() -> None:
 def test_feature_risk_is_never_negative_for_an_exact_fit() -> None:
     D = np.array([[0.3], [-0.2], [0.1]])
     assert feature_risk(D, None, D) == 0.0
+
+
+def test_select_max_rows_and_paired_risk_gaps() -> None:
+    probs, y = multiclass(400, seed=15)
+    selection = estimators.select(probs, y, folds=2, max_rows=200, max_fit_rows=60)
+    assert (selection.n_rows, selection.n_total, selection.n_test) == (200, 400, 40)
+    table = selection.table
+    assert table.loc[table["selected"], "risk_gap"].iloc[0] == 0.0
+    # the selected estimator has the lowest mean risk, so the mean paired gap is ≥ 0
+    candidates = table[table["estimator"] != "bins-15"]
+    np.testing.assert_allclose(candidates["risk_gap"],
+                               candidates["risk"] - candidates["risk"].min(), atol=1e-15)
+    assert (table["risk_gap_se"] >= 0).all()
+    assert len(estimators.estimates_table(selection, probs, y)) == len(table) + 2
+    with pytest.raises(ValueError, match="max_rows must be a whole number of at least 21"):
+        estimators.select(probs, y, folds=2, max_rows=5)
