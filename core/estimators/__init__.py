@@ -25,12 +25,19 @@ from core.estimators.functions import (
     make_estimator,
 )
 from core.estimators.risk import NOTIONS, Bilinear, feature_risk, notion_inputs, pair_risk, risk
-from core.estimators.select import EstimatorSelection, estimates_table, select
+from core.estimators.select import (
+    EstimatorSelection,
+    SelectionSettings,
+    estimates_table,
+    select,
+    summary_lines,
+)
 
 __all__ = [
     "ESTIMATORS",
     "NOTIONS",
     "Bilinear",
+    "SelectionSettings",
     "EstimatorSelection",
     "EstimatorSpec",
     "KernelEigen",
@@ -46,4 +53,5 @@ __all__ = [
     "pair_risk",
     "risk",
     "select",
+    "summary_lines",
 ]

@@ -143,16 +143,17 @@ def dirichlet_ratio(query: np.ndarray, reference: np.ndarray, targets: np.ndarra
     """
     alpha = reference / bandwidth + 1.0
     log_beta = gammaln(alpha).sum(axis=1) - gammaln(alpha.sum(axis=1))
-    coefficients = (reference / bandwidth).T  # (α_j − 1) as columns
+    coefficients = np.ascontiguousarray((reference / bandwidth).T)  # (α_j − 1) as columns
     log_query = np.log(np.maximum(query, LOG_FLOOR))
+    weighted = np.column_stack([targets, np.ones(targets.shape[0])])  # numerator | denominator
     out = np.empty((query.shape[0], targets.shape[1]))
     step = max(1, KDE_BLOCK // max(1, reference.shape[0]))
     for lo in range(0, query.shape[0], step):
         L = log_query[lo:lo + step] @ coefficients
         L -= log_beta[None, :]
         L -= L.max(axis=1, keepdims=True)
-        np.exp(L, out=L)
-        out[lo:lo + step] = (L @ targets) / L.sum(axis=1, keepdims=True)
+        sums = np.exp(L, out=L) @ weighted
+        out[lo:lo + step] = sums[:, :-1] / sums[:, -1:]
     return out
 
 

@@ -44,6 +44,21 @@ Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
+class SelectionSettings:
+    """The settings of one :func:`select` run, as one hashable value (a page's cache key).
+
+    ``select(probs, y, **dataclasses.asdict(settings))`` runs it.
+    """
+
+    notion: str = "top-label"
+    folds: int = 5
+    test_size: float = 0.2
+    seed: int | None = 0
+    max_fit_rows: int = DEFAULT_FIT_ROWS
+    max_rows: int | None = None
+
+
+@dataclass(frozen=True)
 class EstimatorSelection:
     """Result of :func:`select`.
 
@@ -297,6 +312,31 @@ def _assemble(specs: list[EstimatorSpec], grids: dict, risks: dict, estimates: d
     table["risk_gap_se"] = gaps.std(axis=1, ddof=1) / np.sqrt(folds)
     return EstimatorSelection(table, pd.concat(curves, ignore_index=True), notion, sizes[0],
                               n_test, folds, seed, max_fit_rows, sizes[1])
+
+
+def summary_lines(selection: EstimatorSelection, z: float = 2.0) -> list[str]:
+    """Plain-language reading of a selection, one markdown sentence per line.
+
+    An estimator counts as worse than the selected one when its paired risk gap exceeds ``z``
+    standard errors; otherwise the risk cannot tell them apart (Gruber & Bach §5.2 find this
+    often) and the spread of their estimates is the honest uncertainty.
+    """
+    table = selection.table
+    best = table[table["selected"]].iloc[0]
+    lines = [
+        f"Lowest validation risk: **{best['label']}** with {best['parameter']} = "
+        f"{best['value']:.3g} (risk {best['risk']:.5f} ± {best['risk_se']:.5f}). Its CE² "
+        f"estimate on the {selection.n_test:,} test rows is **{best['ce2']:.4f}** "
+        f"(CE = {best['ce']:.3f})."
+    ]
+    for row in table[~table["selected"]].itertuples():
+        worse = row.risk_gap > z * row.risk_gap_se
+        verdict = (f"worse by more than {z:g} standard errors — its estimate "
+                   f"({row.ce2:.4f}) is less trustworthy" if worse else
+                   f"not distinguishable from the selected one; its estimate is {row.ce2:.4f}")
+        lines.append(f"{row.label} ({row.parameter} = {row.value:.3g}): risk higher by "
+                     f"{row.risk_gap:.2e} ± {row.risk_gap_se:.2e}, {verdict}.")
+    return lines
 
 
 def estimates_table(selection: EstimatorSelection, probs: ArrayLike, y: ArrayLike,
