@@ -431,12 +431,12 @@ def estimator_estimates_figure(estimates: pd.DataFrame) -> go.Figure:
     figure = go.Figure(go.Bar(
         x=estimates["ce2"], y=estimates["estimate"], orientation="h", marker_color=colors,
         error_x=dict(type="data", array=estimates["ce2_se"].fillna(0.0), color="#555"),
-        text=[f"{v:.4f}" for v in estimates["ce2"]], textposition="outside",
-        cliponaxis=False, customdata=estimates["rows"],
+        text=[f"{v:.4f}" for v in estimates["ce2"]], textposition="inside",
+        insidetextanchor="start", textfont=dict(color="white"), customdata=estimates["rows"],
         hovertemplate="%{y}: %{x:.5f} (%{customdata} rows)<extra></extra>",
     ))
     figure.update_layout(
-        height=110 + 44 * len(estimates), margin=dict(l=10, r=60, t=30, b=10),
+        height=110 + 44 * len(estimates), margin=dict(l=10, r=10, t=30, b=10),
         xaxis=dict(title="squared calibration error CE²", rangemode="tozero"),
         yaxis=dict(autorange="reversed"), showlegend=False,
     )

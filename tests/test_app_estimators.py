@@ -31,7 +31,7 @@ def test_estimators_page_on_the_multiclass_demo() -> None:
     assert "Lowest validation risk" in at.success[0].value
     table = at.dataframe[0].value
     assert any("Reliability page" in e for e in table["estimate"])
-    assert any(e.startswith("15 bins (fixed)") for e in table["estimate"])
+    assert any(e.startswith("binning, fixed (bins = 15)") for e in table["estimate"])
     assert table["selected"].sum() == 1
     assert any("fitted on 500 randomly chosen training rows" in i.value for i in at.info)
     assert len(at.get("plotly_chart")) == 3

@@ -293,7 +293,7 @@ def _assemble(specs: list[EstimatorSpec], grids: dict, risks: dict, estimates: d
                                     "risk_se": se, "ce2": ce2}))
         picks = [(spec.key, spec.label, int(np.argmin(mean)))]
         if spec.key == "bins":
-            picks.append(("bins-15", "15 bins (fixed)",
+            picks.append(("bins-15", "binning, fixed",
                           int(np.flatnonzero(grid == REFERENCE_BINS)[0])))
         for key, label, g in picks:
             fold_risks.append(risks[spec.key][:, g])
