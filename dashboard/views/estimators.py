@@ -74,8 +74,9 @@ st.caption(
     f"Risk of each estimator at its chosen hyperparameter, averaged over the {folds} "
     "validation folds (dark: the selected one). The risk includes the label noise every "
     "estimator shares, so its level means little; the paired differences on the right show "
-    "whether an estimator is really worse. ‘binning, fixed’ is the common default of 15 bins, run "
-    "through the same pipeline."
+    "whether an estimator is really worse."
+    + (" ‘binning, fixed’ is the common default of 15 bins, run through the same pipeline."
+       if notion == "top-label" else "")
 )
 
 st.header("Risk over each hyperparameter grid")
