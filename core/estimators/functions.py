@@ -253,12 +253,16 @@ class KernelEigen:
         ``(r,)`` eigenvalues λ_i > ``RANK_TOL``·λ_max.
     G : ndarray
         ``(r, k)`` ``Qᵀ Δᵀ``: the training residuals in the eigenbasis.
+    feature_map : callable
+        ``φ(p) = Qᵀ k(p)`` as rows ``K(points, reference) Q``; one object per fit, shared by
+        every kkr and ukkr function of the grid, so callers can memoise its features.
     """
 
     reference: np.ndarray
     vectors: np.ndarray
     values: np.ndarray
     G: np.ndarray
+    feature_map: Features
 
     @classmethod
     def fit(cls, points: np.ndarray, D: np.ndarray) -> KernelEigen:
@@ -266,19 +270,13 @@ class KernelEigen:
         values = S**2
         keep = values > RANK_TOL * values[0]
         vectors = np.ascontiguousarray(U[:, keep])
-        return cls(points, vectors, values[keep], vectors.T @ D)
+        features = partial(_kernel_features, reference=points, basis=vectors)
+        return cls(points, vectors, values[keep], vectors.T @ D, features)
 
     @property
     def n(self) -> int:
         return int(self.vectors.shape[0])
 
-    @property
-    def feature_map(self) -> Features:
-        """``φ(p) = Qᵀ k(p)``: one object per fit, so callers can memoise its features."""
-        if "_features" not in self.__dict__:
-            object.__setattr__(self, "_features", partial(
-                _kernel_features, reference=self.reference, basis=self.vectors))
-        return self.__dict__["_features"]
 
 
 def _rbf(a: np.ndarray, b: np.ndarray) -> np.ndarray:
