@@ -41,3 +41,12 @@ def test_lce_landscape_page(app_url: str, page) -> None:
     page.locator(".js-plotly-plot").nth(2).wait_for()  # landscape, CDF, MLCE curve
     assert page.get_by_text("Traceback").count() == 0
     screenshot(page, "lce-landscape-census")
+
+
+def test_estimators_page(app_url: str, page) -> None:
+    page.goto(f"{app_url}/estimators")
+    page.get_by_text("Lowest validation risk").wait_for(timeout=300_000)
+    page.get_by_role("heading", name="Calibration estimates").wait_for()
+    page.locator(".js-plotly-plot").nth(2).wait_for()  # risk, grid curves, estimates
+    assert page.get_by_text("Traceback").count() == 0
+    screenshot(page, "estimators-census")

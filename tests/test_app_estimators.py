@@ -1,0 +1,53 @@
+"""AppTest: the Estimators page on the multiclass and census demos."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard.state import cached_demo
+from tests.conftest import APP
+
+TIMEOUT = 300
+
+
+def open_page(demo: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.session_state["active_audit"] = cached_demo(demo)
+    at.session_state["active_source"] = f"demo: {demo}"
+    # the cheapest settings the page offers keep the test within seconds
+    at.session_state["est_fit_rows"] = 500
+    at.session_state["est_folds"] = 3
+    at.run()
+    at.switch_page("views/estimators.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_estimators_page_on_the_multiclass_demo() -> None:
+    at = open_page("multiclass")
+    assert at.title[0].value == "Estimators"
+    assert at.radio(key="est_notion").value == "top-label"
+    assert "Lowest validation risk" in at.success[0].value
+    table = at.dataframe[0].value
+    assert any("Reliability page" in e for e in table["estimate"])
+    assert any(e.startswith("binning, fixed (bins = 15)") for e in table["estimate"])
+    assert table["selected"].sum() == 1
+    assert any("fitted on 500 randomly chosen training rows" in i.value for i in at.info)
+    assert len(at.get("plotly_chart")) == 3
+    # canonical: binning drops out, the binned values are labelled as top-label
+    at.radio(key="est_notion").set_value("canonical").run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0].value
+    assert not any(e.startswith("binning") for e in table["estimate"])
+    assert set(table.loc[table["risk"].notna(), "notion"]) == {"canonical"}
+    assert any("binning has no canonical form" in c.value for c in at.caption)
+
+
+def test_estimators_page_with_a_split_and_fewer_folds() -> None:
+    at = open_page("census")
+    assert at.radio(key="est_part").value == "test"
+    assert any("split into 3 folds" in c.value for c in at.caption)
+    at.select_slider(key="est_folds").set_value(5).run()
+    assert not at.exception, at.exception
+    assert any("split into 5 folds" in c.value for c in at.caption)
