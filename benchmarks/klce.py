@@ -16,12 +16,13 @@ import argparse
 import time
 
 import numpy as np
-from scipy.special import expit
 
 from benchmarks.common import measure, row
 from core.kernels import gaussian_block
-from core.klce import kernel_inputs, klce_test
+from core.klce import klce_test
+from core.local_kernel import kernel_inputs
 from core.resampling import bernoulli_residuals
+from core.simulations import type_two_paper
 
 FULL_BASELINE_UP_TO = 2_000
 TIMED_RESAMPLES = 3
@@ -45,10 +46,7 @@ def per_resample_test(points: np.ndarray, e: np.ndarray, p: np.ndarray, n_resamp
 
 def simulated(n: int, seed: int = 0):
     """The I-trustworthy Type-II setting with d = 5: the model is blind to x_5."""
-    rng = np.random.default_rng(seed)
-    X = rng.standard_normal((n, 5))
-    y = (rng.random(n) < expit(X.sum(axis=1))).astype(int)
-    return expit(X[:, :-1].sum(axis=1)), y, X
+    return type_two_paper(np.random.default_rng(seed), n, 5)
 
 
 def main() -> None:

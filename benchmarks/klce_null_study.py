@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.klce_null_study [--reps 300] [--resamples 200]
 
-Settings (I-trustworthy §4 and App. A.2; VALIDATION.md):
+Settings (I-trustworthy §4 and App. A.2; VALIDATION.md; generators in ``core.simulations``):
 
 * size, paper Type-I: x ~ N(0,1), p = sigmoid(−1 + 0.5x), y ~ Bernoulli(p), prediction
   kernel only (feature kernel ≡ 1), N = 50, widths w ∈ {0.01, 0.5, 0.99} with
@@ -26,49 +26,16 @@ import argparse
 import time
 
 import numpy as np
-from scipy.special import expit
 
-from core.klce import STUDIED_NULLS, kernel_inputs, p_values_of_nulls
-
-ALPHA = 0.05
-
-
-def rejection_rates(draw, reps: int, resamples: int, bandwidths: tuple, standardize: bool,
-                    seed: int, nulls: tuple[str, ...] = STUDIED_NULLS) -> dict[str, float]:
-    """Share of repetitions each null rejects at ALPHA; ``draw(rng) -> (p, y, X)``."""
-    rng = np.random.default_rng(seed)
-    rejected = dict.fromkeys(nulls, 0)
-    for _ in range(reps):
-        p, y, X = draw(rng)
-        inputs = kernel_inputs(p, y, X, *bandwidths, standardize=standardize)
-        for null, p_value in p_values_of_nulls(inputs, nulls, resamples, rng).items():
-            rejected[null] += p_value <= ALPHA
-    return {null: count / reps for null, count in rejected.items()}
-
-
-def type_one_paper(rng: np.random.Generator):
-    x = rng.standard_normal(50)
-    p = expit(-1.0 + 0.5 * x)
-    return p, (rng.random(50) < p).astype(int), None
-
-
-def calibrated_two_features(rng: np.random.Generator):
-    X = rng.standard_normal((300, 2))
-    p = expit(X[:, 0] - 0.5 * X[:, 1])
-    return p, (rng.random(300) < p).astype(int), X
-
-
-def global_offset(rng: np.random.Generator):
-    """Miscalibrated only globally: the truth is the model shifted by 0.4 on the logit scale."""
-    X = rng.standard_normal((300, 2))
-    logit = X[:, 0] - 0.5 * X[:, 1]
-    return expit(logit), (rng.random(300) < expit(logit + 0.4)).astype(int), X
-
-
-def type_two_paper(rng: np.random.Generator, n: int = 500, d: int = 10):
-    X = rng.standard_normal((n, d))
-    y = (rng.random(n) < expit(X.sum(axis=1))).astype(int)
-    return expit(X[:, :-1].sum(axis=1)), y, X
+from core.klce import STUDIED_NULLS
+from core.simulations import (
+    ALPHA,
+    calibrated_two_features,
+    global_offset,
+    rejection_rates,
+    type_one_paper,
+    type_two_paper,
+)
 
 
 def main() -> None:

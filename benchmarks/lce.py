@@ -28,29 +28,11 @@ import numpy as np
 from benchmarks.common import measure, row
 from core.kernels import kernel_matmul
 from core.lce import binned_error_bound, confidence_bins, lce
+from core.simulations import spatially_miscalibrated_classifier as classifier
 
 LOOP_QUERIES = 100
 EXACT_QUERIES = 2_000
 WIDTHS = (22, 10, 9, 9, 9, 9, 11)
-
-
-def classifier(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Top-label confidence, correctness and a d-D embedding of a synthetic 10-class model.
-
-    Features: a mixture of four Gaussian blobs in the unit box; the model is over-confident
-    on the left half of the first coordinate and under-confident on the right half, so the
-    LCE varies in space.
-    """
-    rng = np.random.default_rng(seed)
-    centres = rng.uniform(0.2, 0.8, size=(4, d))
-    X = np.clip(centres[rng.integers(0, 4, n)] + 0.12 * rng.normal(size=(n, d)), 0.0, 1.0)
-    logits = 2.5 * rng.normal(size=(n, 10))
-    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-    probs /= probs.sum(axis=1, keepdims=True)
-    conf = probs.max(axis=1)
-    accuracy = np.clip(conf + 0.3 * (X[:, 0] - 0.5), 0.0, 1.0)
-    correct = (rng.random(n) < accuracy).astype(np.float64)
-    return conf, correct, X
 
 
 def dense_lce(conf: np.ndarray, correct: np.ndarray, X: np.ndarray, gamma: float,

@@ -8,7 +8,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import is_binary, is_whole, n_classes, one_hot, probability_matrix
+from core._validation import (
+    check_choice,
+    is_binary,
+    is_whole,
+    n_classes,
+    one_hot,
+    probability_matrix,
+)
 
 NOTIONS = ("positive", "top-label", "classwise")
 
@@ -28,11 +35,8 @@ def resolve_notion(notion: str | None, p: np.ndarray) -> str:
             "estimator; it is measured with the kernel SKCE (core.skce.skce). For binned "
             "metrics choose 'positive', 'top-label' or 'classwise'."
         )
-    if notion not in NOTIONS:
-        raise ValueError(
-            f"Unknown calibration notion {notion!r}; choose 'positive' (binary problems), "
-            "'top-label' or 'classwise'."
-        )
+    check_choice(notion, NOTIONS, "calibration notion",
+                 "choose 'positive' (binary problems), 'top-label' or 'classwise'")
     if notion == "positive" and not is_binary(p):
         raise ValueError(
             f"The 'positive' notion is for binary problems; this one has {p.shape[1]} classes. "

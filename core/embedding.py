@@ -65,6 +65,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.decomposition import PCA
 
+from core._validation import check_choice, is_whole
 from core.data import describe_rows
 from core.kernels import standardize_features
 
@@ -228,17 +229,16 @@ def _check_options(
     n_neighbors: int, seed: int,
 ) -> None:
     """Raise a ValueError a user understands for any unusable setting."""
-    if method not in METHODS:
-        raise ValueError(f"Unknown embedding method {method!r}; choose one of {METHODS}.")
-    if not _is_int(max_fit) or max_fit < MIN_ROWS:
+    _check_method(method)
+    if not is_whole(max_fit) or max_fit < MIN_ROWS:
         raise ValueError(
             f"max_fit (the most rows the map is fitted on) must be a whole number of at least "
             f"{MIN_ROWS}, got {max_fit!r}."
         )
-    if not _is_int(seed):
+    if not is_whole(seed):
         raise ValueError(f"The seed must be a whole number, got {seed!r}.")
     title = _METHOD_TITLES[method]
-    if not _is_int(n_components):
+    if not is_whole(n_components):
         raise ValueError(f"The number of dimensions must be a whole number, got {n_components!r}.")
     if method == "pca":
         limit = min(d, n_fit)
@@ -253,16 +253,15 @@ def _check_options(
         )
     if not (isinstance(perplexity, numbers.Real) and np.isfinite(perplexity) and perplexity > 0):
         raise ValueError(f"The t-SNE perplexity must be a positive number, got {perplexity!r}.")
-    if not _is_int(n_neighbors) or n_neighbors < 2:
+    if not is_whole(n_neighbors) or n_neighbors < 2:
         raise ValueError(
             f"The UMAP neighbourhood size must be a whole number of at least 2, got "
             f"{n_neighbors!r}."
         )
 
 
-def _is_int(value: object) -> bool:
-    """True for Python and numpy integers (not for booleans)."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+def _check_method(method: str) -> str:
+    return check_choice(method, METHODS, "embedding method", f"choose one of {METHODS}")
 
 
 # --------------------------------------------------------------------------- row selection
@@ -521,7 +520,7 @@ def embed(
     """
     matrix = _check_matrix(X)
     n, d = matrix.shape
-    n_fit = min(n, max_fit) if _is_int(max_fit) else n
+    n_fit = min(n, max_fit) if is_whole(max_fit) else n
     _check_options(method, n_components, d, n_fit, max_fit, perplexity, n_neighbors, seed)
     n_components, seed, max_fit = int(n_components), int(seed), int(max_fit)
     evr = None
@@ -590,9 +589,8 @@ def embedding_cache_key(
     """
     if not isinstance(fingerprint, str) or not fingerprint:
         raise ValueError("The dataset fingerprint must be a non-empty string.")
-    if method not in METHODS:
-        raise ValueError(f"Unknown embedding method {method!r}; choose one of {METHODS}.")
-    if not _is_int(n_components) or not _is_int(seed):
+    _check_method(method)
+    if not is_whole(n_components) or not is_whole(seed):
         raise ValueError("n_components and seed must be whole numbers.")
     known = {name: params.pop(name, default) for name, default in DEFAULT_PARAMS.items()}
     used = {name: known[name] for name in METHOD_PARAMS[method]}

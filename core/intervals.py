@@ -17,6 +17,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+from core._validation import check_choice
+
 INTERVALS = ("wilson", "jeffreys")
 
 
@@ -104,7 +106,8 @@ def binomial_interval(
         return wilson_interval(successes, trials, level)
     if method == "jeffreys":
         return jeffreys_interval(successes, trials, level)
-    raise ValueError(f"Unknown interval {method!r}; choose 'wilson' or 'jeffreys'.")
+    check_choice(method, INTERVALS, "interval", "choose 'wilson' or 'jeffreys'")
+    raise AssertionError("unreachable")  # check_choice raised for anything else
 
 
 BOOTSTRAP_METHODS = ("basic", "percentile")
@@ -131,8 +134,7 @@ def bootstrap_interval(
     ``percentile``: ``[q_{α/2}, q_{1−α/2}]``. The interval is clipped to ``bounds``.
     """
     level = check_level(level)
-    if method not in BOOTSTRAP_METHODS:
-        raise ValueError(f"Unknown bootstrap interval {method!r}; use 'basic' or 'percentile'.")
+    check_choice(method, BOOTSTRAP_METHODS, "bootstrap interval", "use 'basic' or 'percentile'")
     alpha = 1.0 - level
     q_low, q_high = np.quantile(np.asarray(draws, dtype=np.float64), [alpha / 2, 1 - alpha / 2])
     centre = estimate + (estimate if plugin is None else plugin)

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from core._validation import check_choice
+
 DEFAULT_TILE = 2048
 #: Largest number of points the median heuristic looks at (a seeded subsample beyond that).
 MEDIAN_SAMPLE = 2000
@@ -79,7 +81,8 @@ def kernel_block(kind: str, a: np.ndarray, b: np.ndarray, bandwidth: float) -> n
         return gaussian_block(a, b, bandwidth)
     if kind == "laplacian":
         return laplacian_block(a, b, bandwidth)
-    raise ValueError(f"Unknown kernel {kind!r}; use 'gaussian' or 'laplacian'.")
+    check_choice(kind, ("gaussian", "laplacian"), "kernel", "use 'gaussian' or 'laplacian'")
+    raise AssertionError("unreachable")  # check_choice raised for anything else
 
 
 # --------------------------------------------------------------------------- bandwidths

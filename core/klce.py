@@ -33,12 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.kernels import (
-    kernel_matmul,
-    median_heuristic,
-    quadratic_forms,
-    scale_blocks,
-    standardize_features,
+from core._validation import check_choice, check_count, check_probs_labels
+from core.kernels import kernel_matmul, quadratic_forms
+from core.local_kernel import (
+    KernelInputs,
+    KernelSpec,
+    inputs_for,
+    spec_from,
 )
 from core.resampling import resample_residuals
 from core.stattests import TestResult, paper_p_value, resampling_p_value
@@ -74,81 +75,6 @@ NULL_EXPLANATIONS = {
 MAX_COLUMNS = 2048
 
 
-@dataclass(frozen=True)
-class KernelInputs:
-    """What the KLCE kernels act on, after one-vs-rest reduction and standardisation."""
-
-    points: np.ndarray  # (n, 1 + d') coordinates of the product kernel, bandwidth 1
-    residuals: np.ndarray  # (n,) y − p
-    p: np.ndarray  # (n,) the probability tested (P(y=1) or P(y=k))
-    prob_bandwidth: float
-    feature_bandwidth: float
-
-
-def one_vs_rest(probs: np.ndarray, y: np.ndarray, class_index: int | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """``(p, outcome)`` for the positive class (binary) or class ``class_index``."""
-    probs = np.asarray(probs, dtype=np.float64)
-    y = np.asarray(y)
-    if probs.ndim == 1:
-        if class_index not in (None, 1):
-            raise ValueError("For (n,) probabilities of the positive class use class_index=1.")
-        return probs, (y == 1).astype(np.float64)
-    k = 1 if class_index is None and probs.shape[1] == 2 else class_index
-    if k is None:
-        raise ValueError(
-            f"The model has {probs.shape[1]} classes; KLCE tests one class against the rest. "
-            "Pass class_index to choose it."
-        )
-    if not 0 <= int(k) < probs.shape[1]:
-        raise ValueError(f"class_index must be between 0 and {probs.shape[1] - 1}.")
-    return probs[:, int(k)], (y == int(k)).astype(np.float64)
-
-
-def kernel_inputs(
-    probs: np.ndarray,
-    y: np.ndarray,
-    X: np.ndarray | None,
-    prob_bandwidth: float | None = None,
-    feature_bandwidth: float | None = None,
-    standardize: bool = True,
-    class_index: int | None = None,
-) -> KernelInputs:
-    """Residuals and product-kernel coordinates ``[p/σ_p, x/σ_x]`` (see module docstring)."""
-    p, outcome = one_vs_rest(probs, y, class_index)
-    n = p.shape[0]
-    if n < 3:
-        raise ValueError("KLCE needs at least three rows.")
-    features = np.zeros((n, 0)) if X is None else np.asarray(X, dtype=np.float64)
-    features = features[:, None] if features.ndim == 1 else features
-    if features.shape[0] != n:
-        raise ValueError(f"X has {features.shape[0]} rows but there are {n} predictions.")
-    if standardize and features.shape[1]:
-        features = standardize_features(features)
-    sigma_p = median_heuristic(p) if prob_bandwidth is None else float(prob_bandwidth)
-    has_features = features.shape[1] > 0
-    sigma_x = (median_heuristic(features) if has_features else np.inf) \
-        if feature_bandwidth is None else float(feature_bandwidth)
-    if sigma_p <= 0 or sigma_x <= 0:
-        raise ValueError("Bandwidths must be positive (use inf for a constant kernel).")
-    return KernelInputs(product_points(p, features, sigma_p, sigma_x), outcome - p, p,
-                        sigma_p, sigma_x)
-
-
-def product_points(p: np.ndarray, features: np.ndarray, sigma_p: float, sigma_x: float
-                   ) -> np.ndarray:
-    """Coordinates ``[p/σ_p, x/σ_x]`` of the product kernel as one Gaussian with σ = 1; an
-    infinite bandwidth (or no features) drops that factor (kernel ≡ 1)."""
-    blocks, scales = [], []
-    if np.isfinite(sigma_p):
-        blocks.append(p[:, None])
-        scales.append(sigma_p)
-    if features.shape[1] and np.isfinite(sigma_x):
-        blocks.append(features)
-        scales.append(sigma_x)
-    return scale_blocks(blocks, scales) if blocks else np.zeros((p.shape[0], 1))
-
-
 def klce(
     probs: np.ndarray,
     y: np.ndarray,
@@ -157,12 +83,26 @@ def klce(
     feature_bandwidth: float | None = None,
     standardize: bool = True,
     class_index: int | None = None,
+    *,
+    spec: KernelSpec | None = None,
 ) -> float:
-    """KLCE² U-statistic, I-trustworthy eq. 4: ``Σ_{i≠j} e_i k_ij l_ij e_j / (n(n−1))``."""
-    inputs = kernel_inputs(probs, y, X, prob_bandwidth, feature_bandwidth, standardize,
-                           class_index)
+    """KLCE² U-statistic, I-trustworthy eq. 4: ``Σ_{i≠j} e_i k_ij l_ij e_j / (n(n−1))``.
+
+    The kernel settings come as the keyword arguments or as one :class:`KernelSpec`.
+    """
+    inputs = _checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
+                                                    standardize, class_index))
     n = inputs.p.shape[0]
     return float(quadratic_forms(inputs.points, inputs.residuals, 1.0) / (n * (n - 1)))
+
+
+def _checked_inputs(probs: np.ndarray, y: np.ndarray, X: np.ndarray | None,
+                    spec: KernelSpec) -> KernelInputs:
+    """Validate the public inputs once, then the kernel coordinates (at least three rows)."""
+    p, labels = check_probs_labels(probs, y)
+    if p.shape[0] < 3:
+        raise ValueError("KLCE needs at least three rows.")
+    return inputs_for(p, labels, X, spec)
 
 
 # --------------------------------------------------------------------------- resampling
@@ -180,8 +120,7 @@ _NULL_SCHEMES = {
 
 
 def _scheme(null: str) -> tuple[str, tuple[str, ...]]:
-    if null not in _NULL_SCHEMES:
-        raise ValueError(f"Unknown null {null!r}; choose one of {', '.join(STUDIED_NULLS)}.")
+    check_choice(null, _NULL_SCHEMES, "null", f"choose one of {', '.join(STUDIED_NULLS)}")
     return _NULL_SCHEMES[null]
 
 
@@ -249,6 +188,8 @@ def klce_test(
     n_resamples: int = 500,
     seed: int = 0,
     class_index: int | None = None,
+    *,
+    spec: KernelSpec | None = None,
 ) -> TestResult:
     """Test H0 "locally calibrated" with KLCE²; all B null statistics in one kernel pass.
 
@@ -257,11 +198,13 @@ def klce_test(
     ``consistency-combined`` the statistic is the larger of the standardised plain and
     centred KLCE² (:func:`standardized_maximum`), compared with the same maximum over the
     resamples. ``p_value_paper`` is the paper's ``#{null > statistic} / B``;
-    ``parameters["klce"]`` always holds the plain KLCE² of eq. 4.
+    ``parameters["klce"]`` always holds the plain KLCE² of eq. 4 and ``parameters["spec"]``
+    the resolved :class:`KernelSpec` (bandwidths filled in).
     """
-    inputs = kernel_inputs(probs, y, X, prob_bandwidth, feature_bandwidth, standardize,
-                           class_index)
+    inputs = _checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
+                                                    standardize, class_index))
     _, variants = _scheme(null)
+    n_resamples = check_count("n_resamples", n_resamples, 1)
     E = residual_columns(null, inputs.residuals, inputs.p, n_resamples,
                          np.random.default_rng(seed))
     tested = variants if "plain" in variants else ("plain", *variants)
@@ -275,7 +218,8 @@ def klce_test(
         null=resampled, method=null, n_resamples=n_resamples,
         parameters={"prob_bandwidth": inputs.prob_bandwidth,
                     "feature_bandwidth": inputs.feature_bandwidth,
-                    "standardize": standardize, "seed": seed, "class_index": class_index,
+                    "standardize": inputs.spec.standardize, "seed": seed,
+                    "class_index": inputs.spec.class_index, "spec": inputs.spec,
                     "klce": float(by_variant["plain"][0]),
                     **({"klce_centred": float(by_variant["centred"][0])}
                        if "centred" in by_variant else {}),
@@ -326,6 +270,7 @@ class GridTestResult:
     aggregated: TestResult
     null: str
     n_resamples: int
+    spec: KernelSpec  # the grid's centre: the median heuristic, resolved
 
 
 def bandwidth_grid(center: float, factors: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0)
@@ -346,6 +291,8 @@ def klce_grid_test(
     seed: int = 0,
     class_index: int | None = None,
     progress: Callable[[float, str], None] | None = None,
+    *,
+    spec: KernelSpec | None = None,
 ) -> GridTestResult:
     """KLCE² and its p-value at every bandwidth pair, plus an aggregated test over the grid.
 
@@ -355,9 +302,11 @@ def klce_grid_test(
     columns, so under H0 the B + 1 maxima ``M = max_g z_g`` are exchangeable when the null is
     exact); the aggregated p-value is ``(1 + #{M_b ≥ M_obs}) / (1 + B)``. This removes the
     free choice of bandwidth the paper names as its main limitation, with controlled level.
-    Bandwidths default to the median heuristic × (¼, ½, 1, 2, 4).
+    Bandwidths default to the median heuristic × (¼, ½, 1, 2, 4); a ``spec`` gives
+    standardisation and class (its bandwidths, if set, are the grid's centre).
     """
-    base = kernel_inputs(probs, y, X, None, None, standardize, class_index)
+    base = _checked_inputs(probs, y, X, spec_from(spec, None, None, standardize, class_index))
+    n_resamples = check_count("n_resamples", n_resamples, 1)
     p_grid = bandwidth_grid(base.prob_bandwidth) if prob_bandwidths is None \
         else np.asarray(prob_bandwidths, dtype=np.float64)
     x_grid = (bandwidth_grid(base.feature_bandwidth) if np.isfinite(base.feature_bandwidth)
@@ -370,8 +319,7 @@ def klce_grid_test(
     total = p_grid.size * x_grid.size
     for a, sigma_p in enumerate(p_grid):
         for b, sigma_x in enumerate(x_grid):
-            inputs = kernel_inputs(probs, y, X, sigma_p, sigma_x, standardize, class_index)
-            values[a, b] = variant_statistics(inputs.points, E, variants)
+            values[a, b] = variant_statistics(base.at(sigma_p, sigma_x).points, E, variants)
             if progress is not None:
                 progress((a * x_grid.size + b + 1) / total,
                          f"bandwidths σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}")
@@ -388,4 +336,4 @@ def klce_grid_test(
         p_value_paper=paper_p_value(maxima[0], maxima[1:]),
     )
     return GridTestResult(p_grid, x_grid, per_point[:, :, 0], p_values, aggregated, null,
-                          n_resamples)
+                          n_resamples, base.spec)

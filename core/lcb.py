@@ -20,12 +20,20 @@ mean |LCB|, each with its raw residual evidence.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
-from core.kernels import kernel_matmul, median_heuristic, standardize_features
-from core.klce import one_vs_rest, product_points
+from core._validation import check_probs, check_probs_labels
+from core.kernels import kernel_matmul
+from core.local_kernel import (
+    KernelSpec,
+    inputs_for,
+    query_points,
+    resolve,
+    spec_from,
+)
 
 MIN_SUBGROUP = 30
 #: Total kernel weight below which a query point has no reference neighbours (LCB is NaN).
@@ -42,31 +50,21 @@ def lcb(
     feature_bandwidth: float | None = None,
     standardize: bool = True,
     class_index: int | None = None,
+    *,
+    spec: KernelSpec | None = None,
 ) -> np.ndarray:
-    """LCB at every query row (eq. 7); no query given = the reference rows, leave-one-out."""
-    p, outcome = one_vs_rest(probs, y, class_index)
-    n = p.shape[0]
-    X = np.zeros((n, 0)) if X is None else np.asarray(X, dtype=np.float64).reshape(n, -1)
+    """LCB at every query row (eq. 7); no query given = the reference rows, leave-one-out.
+
+    Kernel settings as keyword arguments or one :class:`~core.local_kernel.KernelSpec`; query
+    rows are standardised with the reference rows' centre and scale.
+    """
+    p, labels = check_probs_labels(probs, y)
+    inputs = inputs_for(p, labels, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
+                                                standardize, class_index))
     same = query_probs is None
-    if same:
-        qp, qX = p, X
-    else:
-        qp, _ = one_vs_rest(query_probs, np.zeros(len(query_probs), dtype=int), class_index)
-        qX = np.zeros((qp.shape[0], 0)) if query_X is None else \
-            np.asarray(query_X, dtype=np.float64).reshape(qp.shape[0], -1)
-        if qX.shape[1] != X.shape[1]:
-            raise ValueError(f"query_X has {qX.shape[1]} features but X has {X.shape[1]}.")
-    if standardize and X.shape[1]:
-        mean, sd = X.mean(axis=0), X.std(axis=0)
-        sd = np.where(sd > 0, sd, 1.0)
-        X, qX = (X - mean) / sd, (qX - mean) / sd
-    sigma_p = median_heuristic(p) if prob_bandwidth is None else float(prob_bandwidth)
-    sigma_x = (median_heuristic(X) if X.shape[1] else np.inf) if feature_bandwidth is None \
-        else float(feature_bandwidth)
-    reference, query = product_points(p, X, sigma_p, sigma_x), \
-        product_points(qp, qX, sigma_p, sigma_x)
-    weights = np.column_stack([outcome - p, np.ones(n)])
-    sums = kernel_matmul(query, reference, weights, 1.0, exclude_self=same)
+    query = inputs.points if same else query_points(inputs, check_probs(query_probs), query_X)
+    weights = np.column_stack([inputs.residuals, np.ones(inputs.p.shape[0])])
+    sums = kernel_matmul(query, inputs.points, weights, 1.0, exclude_self=same)
     return np.divide(sums[:, 0], sums[:, 1], out=np.full(sums.shape[0], np.nan),
                      where=sums[:, 1] > MIN_WEIGHT)
 
@@ -92,22 +90,23 @@ def select_bandwidths(
     minimiser is returned with the table of scores. When the residuals carry no local
     structure the widest pair wins and LCB stays flat near zero.
     """
-    p, outcome = one_vs_rest(probs, y, class_index)
-    n = p.shape[0]
+    p, labels = check_probs_labels(probs, y)
+    full = inputs_for(p, labels, X, KernelSpec(np.inf, np.inf, standardize, class_index))
+    n = full.p.shape[0]
     rows = np.arange(n)
     if n > max_rows:
         rows = np.sort(np.random.default_rng(seed).choice(n, max_rows, replace=False))
-    X = np.zeros((n, 0)) if X is None else np.asarray(X, dtype=np.float64).reshape(n, -1)
-    if standardize and X.shape[1]:
-        X = standardize_features(X)
-    p, e, X = p[rows], (outcome - p)[rows], X[rows]
-    base_p = median_heuristic(p)
-    base_x = median_heuristic(X) if X.shape[1] else np.inf
+    sample = replace(full, p=full.p[rows], residuals=full.residuals[rows],
+                     features=full.features[rows], points=full.points[rows])
+    base = resolve(KernelSpec(standardize=standardize, class_index=class_index), sample.p,
+                   sample.features)
+    base_p, base_x = base.prob_bandwidth, base.feature_bandwidth
+    e = sample.residuals
     weights = np.column_stack([e, np.ones(e.size)])
     scores = []
     for fp in factors:
         for fx in factors if np.isfinite(base_x) else (1.0,):
-            points = product_points(p, X, base_p * fp, base_x * fx)
+            points = sample.at(base_p * fp, base_x * fx).points
             sums = kernel_matmul(points, points, weights, 1.0, exclude_self=True)
             # a row with no neighbour at this bandwidth is predicted to have no bias
             fitted = np.divide(sums[:, 0], sums[:, 1], out=np.zeros(e.size),

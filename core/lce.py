@@ -58,7 +58,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from core._binning import bin_edges, bin_indices
-from core._validation import check_count
+from core._validation import check_choice, check_count
 from core.kernels import kernel_matmul
 
 METHODS = ("exact", "binned", "auto")
@@ -157,9 +157,7 @@ def _check_gamma(gamma: float, d: int) -> float:
 
 
 def _check_method(method: str) -> str:
-    if method not in METHODS:
-        raise ValueError(f"Unknown method {method!r}; choose 'exact', 'binned' or 'auto'.")
-    return method
+    return check_choice(method, METHODS, "method", "choose 'exact', 'binned' or 'auto'")
 
 
 def _check_n_jobs(n_jobs: int | None) -> int | None:

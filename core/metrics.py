@@ -95,6 +95,15 @@ METRIC_BOUNDS = {key: d.bounds for key, d in METRIC_DESCRIPTIONS.items()}
 # --------------------------------------------------------------------------- notions
 
 
+def _binned_inputs(probs: ArrayLike, y: ArrayLike, n_bins: int, strategy: str,
+                   notion: str | None) -> tuple[np.ndarray, np.ndarray, int, str]:
+    """The entry checks every binned metric shares: validated probabilities and labels, the
+    bin count, the strategy and the resolved notion."""
+    p, labels = check_probs_labels(probs, y)
+    check_strategy(strategy)
+    return p, labels, check_count("n_bins", n_bins, 1), resolve_notion(notion, p)
+
+
 def confidence_outcome(
     probs: ArrayLike, y: ArrayLike, notion: str | None = None, class_index: int | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -174,11 +183,8 @@ def ece(
     classes of the per-class ECE (with ``norm="l2"``: the mean of the per-class ECE₂).
     ECE₂² is biased upwards by about ``Σ_b ȳ_b(1 − ȳ_b)/n`` — see :func:`ece_debiased`.
     """
-    p, labels = check_probs_labels(probs, y)
-    n_bins = check_count("n_bins", n_bins, 1)
-    check_strategy(strategy)
-    check_norm(norm)
-    return _ece(p, labels, n_bins, strategy, norm, resolve_notion(notion, p))
+    p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
+    return _ece(p, labels, n_bins, strategy, check_norm(norm), notion)
 
 
 def _ece(p: np.ndarray, labels: np.ndarray, n_bins: int, strategy: str, norm: str,
@@ -203,10 +209,7 @@ def mce(
     ``MCE = max_b |ȳ_b − p̄_b|`` over the non-empty bins; for ``notion="classwise"`` the
     maximum over classes as well.
     """
-    p, labels = check_probs_labels(probs, y)
-    n_bins = check_count("n_bins", n_bins, 1)
-    check_strategy(strategy)
-    notion = resolve_notion(notion, p)
+    p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
     return binned_metric(p, labels, notion, n_bins, strategy, mce_from_sums, np.max)
 
 
@@ -261,10 +264,7 @@ def ece_debiased(
     * equal-mass bins use this module's quantile edges (``numpy.percentile``) rather than the
       reference code's mid-points between order statistics.
     """
-    p, labels = check_probs_labels(probs, y)
-    n_bins = check_count("n_bins", n_bins, 1)
-    check_strategy(strategy)
-    notion = resolve_notion(notion, p)
+    p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
     return binned_metric(p, labels, notion, n_bins, strategy, debiased_from_sums, np.mean)
 
 
@@ -355,13 +355,10 @@ def reliability_table(
     confidence per row, so ``notion="classwise"`` needs ``class_index``. The notion and
     settings are stored in ``DataFrame.attrs``.
     """
-    p, labels = check_probs_labels(probs, y)
-    n_bins = check_count("n_bins", n_bins, 1)
-    check_strategy(strategy)
+    p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
     level = check_level(level)
     check_choice(interval, INTERVALS, "interval", "choose 'wilson' or 'jeffreys'")
     n_resamples = check_count("n_resamples", n_resamples, 0)
-    notion = resolve_notion(notion, p)
     if notion == "classwise" and class_index is None:
         raise ValueError(
             "A reliability diagram shows one class at a time for the 'classwise' notion: "
@@ -460,12 +457,9 @@ def metrics_table(
     Cost: O(n_resamples · n · (number of confidence vectors)) — about 0.8 s for a binary
     problem with n = 10,000 and 1,000 resamples on two cores.
     """
-    p, labels = check_probs_labels(probs, y)
-    n_bins = check_count("n_bins", n_bins, 1)
-    check_strategy(strategy)
+    p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
     n_resamples = check_count("n_resamples", n_resamples, 0)
     level = check_level(level)
-    notion = resolve_notion(notion, p)
     values = {
         "accuracy": float(np.mean(correct(p, labels))),
         "brier": float(np.mean(brier_rows(p, labels))),

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from core._validation import check_choice
+
 SCHEMES = ("consistency", "permutation", "bootstrap", "bootstrap-centred", "wild")
 
 
@@ -48,7 +50,8 @@ def resample_residuals(
     if scheme == "wild":
         signs = rng.integers(0, 2, size=(n, n_resamples), dtype=np.int8) * 2 - 1
         return signs * e[:, None]
-    raise ValueError(f"Unknown resampling scheme {scheme!r}; use one of {SCHEMES}.")
+    check_choice(scheme, SCHEMES, "resampling scheme", f"use one of {SCHEMES}")
+    raise AssertionError("unreachable")  # check_choice raised for anything else
 
 
 def categorical_labels(P: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:

@@ -26,6 +26,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from core._validation import (
+    check_choice,
+    check_positive,
+    check_probs_labels,
+    probability_matrix,
+)
 from core.intervals import bootstrap_interval
 from core.kernels import median_heuristic, quadratic_forms
 
@@ -34,26 +40,12 @@ ESTIMATORS = ("unbiased", "biased", "block")
 DENSE_BLOCK = 64
 
 
-def as_probability_matrix(probs: np.ndarray) -> np.ndarray:
-    """``(n,)`` P(y=1) → ``(n, 2)``; an ``(n, m)`` matrix is returned as float64."""
-    probs = np.asarray(probs, dtype=np.float64)
-    if probs.ndim == 1:
-        return np.column_stack([1.0 - probs, probs])
-    if probs.ndim != 2:
-        raise ValueError("probs must be (n,) for binary or (n, m) class probabilities.")
-    return probs
-
-
 def prediction_residuals(probs: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Kernel points and residuals ``(Z, R)`` with ``⟨r_i, r_j⟩`` and ``‖z_i − z_j‖`` as in
-    the canonical (full-vector) SKCE; binary problems in the exact one-dimensional form."""
-    P = as_probability_matrix(probs)
-    y = np.asarray(y)
+    the canonical (full-vector) SKCE; binary problems in the exact one-dimensional form.
+    ``probs`` and ``y`` are validated (:func:`core._validation.check_probs_labels`)."""
+    P = probability_matrix(probs)
     n, m = P.shape
-    if y.shape != (n,):
-        raise ValueError(f"y must have one label per row of probs ({n}), not shape {y.shape}.")
-    if y.min(initial=0) < 0 or y.max(initial=0) >= m:
-        raise ValueError(f"Labels must be integers 0..{m - 1}.")
     if m == 2:
         root2 = np.sqrt(2.0)
         return root2 * P[:, 1:2], root2 * ((y == 1) - P[:, 1:2].ravel())[:, None]
@@ -66,9 +58,11 @@ def skce_inputs(
     probs: np.ndarray, y: np.ndarray, bandwidth: float | None
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """``(Z, R, σ)``: kernel points, residuals (:func:`prediction_residuals`) and the bandwidth
-    (the median heuristic on the prediction vectors when ``bandwidth`` is None)."""
-    Z, R = prediction_residuals(probs, y)
-    return Z, R, median_heuristic(Z) if bandwidth is None else float(bandwidth)
+    (the median heuristic on the prediction vectors when ``bandwidth`` is None); the one
+    entry check of every SKCE function."""
+    Z, R = prediction_residuals(*check_probs_labels(probs, y))
+    sigma = median_heuristic(Z) if bandwidth is None else check_positive("bandwidth", bandwidth)
+    return Z, R, sigma
 
 
 def skce(
@@ -89,8 +83,7 @@ def skce(
             the linear-time estimator).
         block_size: block size b for ``"block"``; b = n equals the unbiased estimator.
     """
-    if estimator not in ESTIMATORS:
-        raise ValueError(f"Unknown SKCE estimator {estimator!r}; use one of {ESTIMATORS}.")
+    check_choice(estimator, ESTIMATORS, "SKCE estimator", f"use one of {ESTIMATORS}")
     Z, R, sigma = skce_inputs(probs, y, bandwidth)
     n = Z.shape[0]
     if estimator == "block":

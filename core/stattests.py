@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from core._validation import check_choice, check_count
 from core.kernels import quadratic_forms
 from core.resampling import bernoulli_residuals, categorical_labels
 from core.skce import block_estimates, skce_inputs
@@ -96,9 +97,9 @@ def skce_test(
     summand h is bounded by |h| ≤ sup k · ‖r‖‖r'‖ ≤ 2, so under H0
     ``P(SKCE_u ≥ t) ≤ exp(−⌊n/2⌋ t² / 8)``; valid for any n, conservative.
     """
-    if method not in SKCE_METHODS:
-        raise ValueError(f"Unknown SKCE test {method!r}; use one of {SKCE_METHODS}.")
+    check_choice(method, SKCE_METHODS, "SKCE test", f"use one of {SKCE_METHODS}")
     Z, R, sigma = skce_inputs(probs, y, bandwidth)
+    n_resamples = check_count("n_resamples", n_resamples, 1)
     n = Z.shape[0]
     if method == "block":
         return _block_test(Z, R, sigma, block_size)

@@ -18,7 +18,8 @@ from core import local, metrics
 from core.data import AuditData
 from core.embedding import Embedding, embed, embedding_cache_key, prepare_features
 from core.groups import group_calibration_table, group_reliability_tables
-from core.klce import GridTestResult, kernel_inputs
+from core.klce import GridTestResult
+from core.local_kernel import kernel_inputs
 from core.skce import skce, skce_bootstrap
 from core.stattests import TestResult, bound_test, hosmer_lemeshow, skce_test
 

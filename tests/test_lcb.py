@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from core.kernels import gaussian_block
-from core.klce import standardize_features
+from core.kernels import gaussian_block, standardize_features
 from core.lcb import biased_subgroups, lcb, lcb_trends, select_bandwidths
 
 

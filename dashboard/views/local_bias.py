@@ -7,8 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from core.figures import lcb_figure
-from core.klce import one_vs_rest
 from core.lcb import biased_subgroups, lcb_trends
+from core.local_kernel import one_vs_rest
 from dashboard import cache
 from dashboard.components import class_picker
 from dashboard.state import active_audit
