@@ -248,3 +248,18 @@ def test_log_loss_refinement_is_the_loss_after_isotonic_recalibration() -> None:
 def test_bad_input_is_explained(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_contract_names_are_re_exported() -> None:
+    from core import stattests
+
+    p, y = logistic_sample(500, 9)
+    assert isinstance(metrics.smooth_ece(p, y), float)
+    assert set(metrics.ici(p, y)) == {"ici", "e50", "e90", "emax"}
+    assert {"slope", "slope_low", "slope_high", "intercept", "intercept_low",
+            "intercept_high"} <= set(metrics.calibration_slope(p, y))
+    for result in (stattests.spiegelhalter_test(p, y), stattests.cox_test(p, y),
+                   stattests.cumulative_test(p, y, statistic="kuiper"),
+                   stattests.cumulative_test(p, y, statistic="ks")):
+        assert isinstance(result, stattests.TestResult)
+        assert 0.0 <= result.p_value <= 1.0
