@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 #: are more rows than cells (see :func:`ici`).
 CELLS = 4096
 #: Fit points of the lowess curve when there are more distinct predictions than this.
-FIT_POINTS = 201
+FIT_POINTS = 101
 #: Clipping of predictions before the logit.
 LOGIT_EPS = 1e-12
 
@@ -115,25 +115,28 @@ def lowess_curve(conf: np.ndarray, outcome: np.ndarray, span: float = 2 / 3,
     h = _neighbour_distance(x, cumulative, at, q)
     spread = 0.001 * (x[-1] - x[0])
     fitted = np.empty_like(at)
-    for start in range(0, at.shape[0], 16):
-        g, hg = at[start:start + 16], h[start:start + 16]
+    for start in range(0, at.shape[0], 32):
+        g, hg = at[start:start + 32], h[start:start + 32]
         lo = np.searchsorted(x, (g - hg).min(), side="left")
         hi = np.searchsorted(x, (g + hg).max(), side="right")
-        d = x[lo:hi][None, :] - g[:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            u = np.abs(d) / hg[:, None]
-        tri = np.where(u < 1.0, (1.0 - u**3) ** 3, 0.0)
-        tri = np.where(hg[:, None] > 0, tri, (d == 0).astype(np.float64))
-        w = tri * counts[lo:hi]
-        total = w.sum(axis=1)
-        mean_x = (w * d).sum(axis=1) / total  # relative to the fit point
-        centred = d - mean_x[:, None]
-        var_x = (w * centred**2).sum(axis=1) / total
-        mean_y = (tri * sums[lo:hi]).sum(axis=1) / total
-        slope_part = (tri * centred * sums[lo:hi]).sum(axis=1) / total
+        centre = g.mean()  # moments about a nearby point keep the variances accurate
+        xs = x[lo:hi] - centre
+        d = xs[None, :] - (g - centre)[:, None]
+        u = np.divide(np.abs(d), hg[:, None], out=np.full_like(d, 2.0), where=hg[:, None] > 0)
+        np.minimum(u, 1.0, out=u)
+        tri = (1.0 - u**3) ** 3
+        tied = hg == 0  # the q nearest rows all sit at the fit point: they alone count
+        tri[tied] = d[tied] == 0
+        c, s_y = counts[lo:hi], sums[lo:hi]
+        moments = tri @ np.column_stack([c, c * xs, c * xs * xs, s_y, s_y * xs])
+        total = moments[:, 0]
+        mean_x = moments[:, 1] / total
+        var_x = np.maximum(moments[:, 2] / total - mean_x**2, 0.0)
+        mean_y = moments[:, 3] / total
+        cov = moments[:, 4] / total - mean_x * mean_y
         linear = np.sqrt(var_x) > spread
-        slope = np.divide(slope_part, var_x, out=np.zeros_like(var_x), where=linear)
-        fitted[start:start + 16] = mean_y - slope * mean_x
+        slope = np.divide(cov, var_x, out=np.zeros_like(var_x), where=linear)
+        fitted[start:start + 32] = mean_y + slope * ((g - centre) - mean_x)
     return at, fitted
 
 
@@ -177,6 +180,11 @@ def ici(probs: ArrayLike, y: ArrayLike, span: float = 2 / 3, notion: str | None 
     """
     span = _check_span(span)
     conf, outcome, _ = _pair(probs, y, notion, class_index)
+    return ici_of(conf, outcome, span)
+
+
+def ici_of(conf: np.ndarray, outcome: np.ndarray, span: float = 2 / 3) -> dict[str, float]:
+    """:func:`ici` of one validated (confidence, outcome) pair (no input checks)."""
     at, fitted = lowess_curve(conf, outcome, span)
     errors = np.abs(np.interp(conf, at, fitted) - conf)
     return {"ici": float(errors.mean()), "e50": float(np.median(errors)),

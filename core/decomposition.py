@@ -85,7 +85,16 @@ def _decompose(probs: ArrayLike, y: ArrayLike, notion: str | None, class_index: 
         raise ValueError("A decomposition needs one confidence per row: with the 'classwise' "
                          "notion pass class_index to choose the class.")
     conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
-    recalibrated = isotonic_recalibration(conf, outcome)
+    return decompose_of(conf, outcome, rule, notion)
+
+
+def decompose_of(conf: np.ndarray, outcome: np.ndarray, rule: str, notion: str,
+                 recalibrated: np.ndarray | None = None) -> Decomposition:
+    """The ``rule`` ("brier" or "log") decomposition of one validated (confidence, outcome)
+    pair (no input checks); ``recalibrated`` may pass :func:`isotonic_recalibration`'s result
+    when it is already known (it is the same for every proper score)."""
+    if recalibrated is None:
+        recalibrated = isotonic_recalibration(conf, outcome)
     base = float(outcome.mean())
     if rule == "brier":
         score, refined, climate = (_brier(conf, outcome), _brier(recalibrated, outcome),

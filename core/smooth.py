@@ -184,6 +184,13 @@ def select_bandwidth(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
     return _fixed_point(_Gridded(*pairs[0]))
 
 
+def smooth_ece_of(conf: np.ndarray, outcome: np.ndarray) -> tuple[float, float]:
+    """``(smECE_σ*, σ*)`` of one validated (confidence, outcome) pair (no input checks)."""
+    gridded = _Gridded(conf, outcome)
+    sigma = _fixed_point(gridded)
+    return gridded.smooth_ece(sigma), sigma
+
+
 def smooth_ece(probs: ArrayLike, y: ArrayLike, bandwidth: float | None = None,
                notion: str | None = None, class_index: int | None = None) -> float:
     """Smooth ECE (Błasiok & Nakkiran 2023, the SmoothECE ``smECE_σ*``).
