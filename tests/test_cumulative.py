@@ -119,3 +119,15 @@ def test_thinned_path_keeps_the_extremes() -> None:
 def test_bad_input_is_explained(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_figure_draws_the_path_and_the_calibrated_range() -> None:
+    from core.figures import cumulative_figure
+
+    p, y = calibrated(20_000, 5, power=1.3)
+    path = cumulative.cumulative_differences(p, y)
+    figure = cumulative_figure(path, max_points=2_000)
+    line = figure.data[1]
+    assert len(line.x) <= 2_200
+    assert min(line.y) == path.cumulative.min() and max(line.y) == path.cumulative.max()
+    assert f"Kuiper H {path.kuiper:.4f}" in figure.layout.annotations[0].text

@@ -166,3 +166,19 @@ def test_bad_data_is_explained() -> None:
         smooth.smooth_ece([0.2, 1.4], [0, 1])
     with pytest.raises(ValueError, match="one label per row"):
         smooth.smooth_ece([0.2, 0.4], [0, 1, 1])
+
+
+def test_figure_draws_ribbon_band_and_value() -> None:
+    from core.figures import smooth_reliability_figure
+
+    f, y = sample(2000, 9, truth=lambda f: f**1.4)
+    diagram = smooth.smooth_reliability(f, y, n_resamples=20)
+    figure = smooth_reliability_figure(diagram, class_name=None)
+    names = [trace.name for trace in figure.data]
+    assert "smoothed curve (width ∝ density)" in names and "95% bootstrap band" in names
+    ribbon = figure.data[names.index("smoothed curve (width ∝ density)")]
+    finite = np.isfinite(diagram.curve)
+    widths = np.asarray(ribbon.y[: finite.sum()]) - np.asarray(ribbon.y[finite.sum():])[::-1]
+    # the ribbon is widest where the predictions are densest
+    assert np.argmax(widths) == np.argmax(diagram.density[finite])
+    assert f"smECE {diagram.smece:.4f}" in figure.layout.annotations[0].text
