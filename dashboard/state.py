@@ -7,6 +7,8 @@ before anything is uploaded.
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
+
 import streamlit as st
 
 from core.data import AuditData
@@ -34,9 +36,12 @@ def ensure_active() -> None:
         set_active(cached_demo(DEFAULT_DEMO), f"demo: {DEMOS[DEFAULT_DEMO].title}")
 
 
-def set_active(audit: AuditData, source: str) -> None:
-    st.session_state[_AUDIT] = audit
-    st.session_state[_SOURCE] = source
+def set_active(audit: AuditData, source: str, session: MutableMapping | None = None) -> None:
+    """Make ``audit`` the active dataset; ``source`` says where it came from (the sidebar shows
+    it). ``session`` defaults to this session's state (tests pass an AppTest's)."""
+    state = st.session_state if session is None else session
+    state[_AUDIT] = audit
+    state[_SOURCE] = source
 
 
 def active_audit() -> AuditData:

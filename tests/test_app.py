@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from dashboard.state import set_active
 from tests.conftest import APP, upload_frame
 
 TIMEOUT = 120
@@ -46,8 +47,8 @@ def test_pick_each_demo_and_it_survives_a_page_rerun() -> None:
     # AppTest drops sidebar elements on reruns under st.navigation (the browser test checks
     # the sidebar); a new session with this state shows them.
     fresh = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    fresh.session_state["active_audit"] = at.session_state["active_audit"]
-    fresh.session_state["active_source"] = at.session_state["active_source"]
+    set_active(at.session_state["active_audit"], at.session_state["active_source"],
+               session=fresh.session_state)
     fresh.run()
     assert "6,000 rows · 5 classes" in sidebar_text(fresh)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from dashboard.state import cached_demo
+from dashboard.state import cached_demo, set_active
 from tests.conftest import APP
 
 TIMEOUT = 300
@@ -12,8 +12,7 @@ TIMEOUT = 300
 
 def open_page(page: str, demo: str = "census") -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.session_state["active_audit"] = cached_demo(demo)
-    at.session_state["active_source"] = f"demo: {demo}"
+    set_active(cached_demo(demo), f"demo: {demo}", session=at.session_state)
     at.run()
     at.switch_page(f"views/{page}.py")
     at.run()

@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from core.audit import subgroup_table
 from core.figures import lcb_figure
-from core.lcb import biased_subgroups, lcb_trends
+from core.lcb import lcb_trends
 from core.local_kernel import one_vs_rest
 from dashboard import cache
 from dashboard.components import class_picker
@@ -54,7 +55,7 @@ st.caption(f"σ_p = {sigma_p:.3g} (prediction), σ_x = {sigma_x:.3g} (standardis
 
 values = cache.lcb_values(reference.fingerprint + query.fingerprint, features, class_index,
                           sigma_p, sigma_x, reference, query)
-p, outcome = one_vs_rest(query.probs, query.y, None if audit.is_binary else class_index)
+p, _ = one_vs_rest(query.probs, query.y, None if audit.is_binary else class_index)
 
 g1, g2, g3, g4 = st.columns(4)
 x_options = numeric or ["predicted probability"]
@@ -91,8 +92,7 @@ st.caption(
 st.header("Most biased subgroups")
 by = st.multiselect("Subgroups of", groups, default=groups[:2], key="lcb_subgroups")
 ranges = st.slider(f"Ranges of {x_name}", 1, 8, 4, key="lcb_ranges")
-table = biased_subgroups(values, outcome - p, p, query.groups[by],
-                         None if ranges == 1 else x, x_name, n_ranges=ranges)
+table = subgroup_table(query, values, class_index, by, x, x_name, ranges)
 st.dataframe(table.head(15), width="stretch", hide_index=True, column_config={
     "mean_lcb": st.column_config.NumberColumn("mean LCB", format="%+.3f"),
     "mean_abs_lcb": st.column_config.NumberColumn("mean |LCB|", format="%.3f"),

@@ -1,0 +1,396 @@
+"""One headless audit: everything the pages show, computed by the same functions.
+
+The app's pages, the report and the command line all call the functions here — the pages
+through their caches, one section at a time as the widgets ask; :func:`run_audit` calls them
+all with one :class:`AuditSettings` and returns an :class:`AuditResult` that carries its
+settings, so a caption or the report can state exactly what was computed.
+
+Sections, in the order of the pages:
+
+* **Reliability** — :func:`reliability_table` with its consistency band,
+  :func:`metrics_with_skce` (the metrics table with bootstrap intervals plus the canonical
+  SKCE row), :func:`calibration_tests` (SKCE consistency, block z-test, bound test,
+  Hosmer–Lemeshow) and :func:`group_diagnostics` per group attribute.
+* **Trust test** — the KLCE² bandwidth grid and its aggregated test
+  (:func:`core.klce.klce_grid_test`).
+* **Local bias** — LCB with cross-validated bandwidths, the calibration split as reference
+  and the test split as query (:func:`lcb_section`), and the most biased subgroups.
+* **LCE landscape** — MLCE against γ over a map of the audit features (:func:`lce_section`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from core import local, metrics
+from core._validation import check_choice, check_count, check_positive
+from core.data import AuditData
+from core.embedding import Embedding, embed, prepare_features
+from core.groups import group_calibration_table, group_reliability_tables
+from core.kernels import Standardizer
+from core.klce import DEFAULT_NULL, NULLS, GridTestResult
+from core.lcb import biased_subgroups
+from core.lce import mlce_curve
+from core.local_kernel import KernelSpec, one_vs_rest
+from core.skce import skce, skce_bootstrap
+from core.stattests import TestResult, bound_test, hosmer_lemeshow, skce_test
+
+Progress = Callable[[float, str], None]
+
+PARTS = ("test", "calibration", "train", "all")
+#: γ grid of the MLCE curve (Luo et al., Fig. 1), the LCE page's.
+CURVE_GAMMAS = tuple(float(g) for g in np.logspace(-3, 1.5, 13))
+#: Confidence bins of the LCE (the paper's 15 equal-width bins).
+LCE_BINS = 15
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """Every setting of an audit; the defaults are the pages' defaults.
+
+    ``part`` picks the rows audited (the test split by default when the data has one);
+    ``features`` the audit features of the local tests (``None``: all mapped ones);
+    ``class_index`` the class tested one-vs-rest in a multiclass problem (``None``: the
+    positive class, or class 0 for multiclass); ``group`` the attribute of the per-group
+    diagnostics (``None``: every group attribute).
+    """
+
+    part: str = "test"
+    notion: str | None = None
+    class_index: int | None = None
+    n_bins: int = 15
+    strategy: str = "uniform"
+    interval: str = "wilson"
+    n_bootstrap: int = 200
+    bootstrap_method: str = "basic"
+    test_resamples: int = 500
+    group_bins: int = 10
+    features: tuple[str, ...] | None = None
+    null: str = DEFAULT_NULL
+    grid_resamples: int = 200
+    embedding: str = "pca"
+    gamma: float = 0.2
+    subgroup_ranges: int = 4
+    alpha: float = 0.05
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_choice(self.part, PARTS, "part", f"choose one of {', '.join(PARTS)}")
+        check_choice(self.null, NULLS, "null", f"choose one of {', '.join(NULLS)}")
+        check_choice(self.embedding, ("pca", "tsne", "umap"), "embedding method")
+        for name, minimum in (("n_bins", 1), ("n_bootstrap", 0), ("test_resamples", 1),
+                              ("group_bins", 1), ("grid_resamples", 1),
+                              ("subgroup_ranges", 1), ("seed", 0)):
+            check_count(name, getattr(self, name), minimum)
+        check_positive("gamma", self.gamma)
+        if not 0.0 < self.alpha < 1.0:
+            raise ValueError(f"alpha must lie strictly between 0 and 1, not {self.alpha!r}.")
+
+
+@dataclass(frozen=True)
+class ReliabilitySection:
+    table: pd.DataFrame  # one row per bin (metrics.reliability_table)
+    metrics: pd.DataFrame  # metric, value, ci_low, ci_high, notion, description
+    tests: dict[str, TestResult]
+    groups: dict[str, tuple[pd.DataFrame, dict[str, pd.DataFrame]]]  # attribute → diagnostics
+    notion: str
+
+
+@dataclass(frozen=True)
+class LcbSection:
+    values: np.ndarray  # LCB of every query row (NaN: no reference neighbours)
+    spec: KernelSpec  # the cross-validated bandwidths
+    cv_table: pd.DataFrame
+    subgroups: pd.DataFrame  # biased_subgroups, largest mean |LCB| first
+    reference: str  # how reference and query rows were chosen
+
+
+@dataclass(frozen=True)
+class LceSection:
+    curve: pd.DataFrame  # gamma, mlce, mean_lce, method
+    mlce: float  # at settings.gamma
+    mce: float  # the binned MCE the curve tends to (top-label, 15 bins)
+    map: str  # what the LCE kernel runs on
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """What :func:`run_audit` found, with the settings and the rows it used."""
+
+    settings: AuditSettings
+    dataset: str
+    fingerprint: str
+    rows: int
+    part: str
+    features: tuple[str, ...]
+    reliability: ReliabilitySection
+    klce_grid: GridTestResult
+    lcb: LcbSection
+    lce: LceSection | None
+    notes: tuple[str, ...] = field(default=())
+
+
+# --------------------------------------------------------------------------- rows and inputs
+
+
+def audit_part(audit: AuditData, part: str) -> tuple[AuditData, str]:
+    """The rows audited: one split (when the data has it and it is not empty) or all rows."""
+    check_choice(part, PARTS, "part", f"choose one of {', '.join(PARTS)}")
+    if audit.split is None or part == "all" or not np.any(audit.split == part):
+        return audit, "all rows"
+    return audit.split_part(part), part
+
+
+def feature_columns(audit: AuditData, features: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The audit features used (``None``: every mapped feature), checked against the data."""
+    mapped = tuple(audit.feature_frame.columns)
+    if features is None:
+        return mapped
+    unknown = [f for f in features if f not in mapped]
+    if unknown:
+        raise ValueError(f"Audit feature(s) {', '.join(map(repr, unknown))} are not mapped; "
+                         f"the mapped audit features are {', '.join(map(repr, mapped)) or 'none'}.")
+    return tuple(features)
+
+
+def encoded_names(audit: AuditData, features: tuple[str, ...]) -> list[str]:
+    """The encoded column names of the chosen features (one-hot columns ``name=level``)."""
+    return [n for n in audit.feature_names if n in features or n.split("=", 1)[0] in features]
+
+
+def local_inputs(audit: AuditData, features: tuple[str, ...], class_index: int | None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, KernelSpec]:
+    """``(probs, y, X, spec)`` of the local statistics: no features → ``X = None``; binary
+    data ignores ``class_index`` (the positive class is tested)."""
+    X = audit.feature_matrix(features) if features else None
+    k = None if audit.is_binary else (0 if class_index is None else class_index)
+    return audit.probs, audit.y, X, KernelSpec(class_index=k)
+
+
+def reference_and_query(audit: AuditData) -> tuple[AuditData, AuditData, str]:
+    """LCB's labelled reference rows and the rows it is evaluated at (paper §4: reference =
+    calibration split, query = test split; without both, all rows leave-one-out)."""
+    if audit.split is not None and {"calibration", "test"} <= set(audit.split):
+        return (audit.split_part("calibration"), audit.split_part("test"),
+                "reference: calibration split, evaluated on the test split")
+    return audit, audit, "all rows, each left out of its own estimate"
+
+
+# --------------------------------------------------------------------------- reliability
+
+
+def metrics_with_skce(probs: np.ndarray, y: np.ndarray, notion: str, n_bins: int,
+                      strategy: str, n_resamples: int, method: str, seed: int = 0
+                      ) -> pd.DataFrame:
+    """:func:`core.metrics.metrics_table` plus the canonical SKCE with its bootstrap interval
+    (at most 200 resamples: each is a column of one kernel pass)."""
+    table = metrics.metrics_table(probs, y, notion=notion, n_bins=n_bins, strategy=strategy,
+                                  n_resamples=n_resamples, method=method, seed=seed)
+    low, high = (skce_bootstrap(probs, y, n_resamples=min(n_resamples, 200), method=method,
+                                seed=seed) if n_resamples else (np.nan, np.nan))
+    skce_row = pd.DataFrame([{
+        "metric": "SKCE (unbiased)", "value": skce(probs, y), "ci_low": low,
+        "ci_high": high, "notion": "canonical",
+        "description": "Squared kernel calibration error of the whole probability vector, "
+                       "Gaussian kernel with median-heuristic bandwidth (Widmann et al. 2019); "
+                       "0 when calibrated, can be slightly negative.",
+    }])
+    return pd.concat([table, skce_row], ignore_index=True)
+
+
+def calibration_tests(probs: np.ndarray, y: np.ndarray, notion: str, class_index: int | None,
+                      n_resamples: int, seed: int = 0) -> dict[str, TestResult]:
+    """The SKCE tests (canonical notion) and Hosmer–Lemeshow on the chosen notion."""
+    conf, outcome = metrics.confidence_outcome(probs, y, notion, class_index)
+    consistency = skce_test(probs, y, n_resamples=n_resamples, seed=seed)
+    return {
+        "consistency": consistency,
+        "block": skce_test(probs, y, method="block"),
+        # the bound test needs only the statistic the consistency test already computed
+        "bound": bound_test(consistency.statistic, len(y), consistency.parameters["bandwidth"]),
+        "hosmer-lemeshow": hosmer_lemeshow(conf, outcome),
+    }
+
+
+def group_diagnostics(audit: AuditData, group: str, notion: str, class_index: int | None,
+                      n_bins: int, strategy: str
+                      ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+    """Per-level summary table and reliability tables of one group attribute."""
+    labels = audit.groups[group].to_numpy()
+    summary = group_calibration_table(audit.probs, audit.y, labels, notion, n_bins, strategy,
+                                      class_index)
+    tables = group_reliability_tables(audit.probs, audit.y, labels, notion, n_bins, strategy,
+                                      class_index)
+    return summary, tables
+
+
+def reliability_section(data: AuditData, settings: AuditSettings) -> ReliabilitySection:
+    """The Reliability page at ``settings`` on the audited rows ``data``."""
+    notion = settings.notion or metrics.default_notion(data.probs)
+    class_index = settings.class_index if notion == "classwise" else None
+    table = metrics.reliability_table(data.probs, data.y, n_bins=settings.n_bins,
+                                      strategy=settings.strategy, notion=notion,
+                                      interval=settings.interval, class_index=class_index)
+    summary = metrics_with_skce(data.probs, data.y, notion, settings.n_bins, settings.strategy,
+                                settings.n_bootstrap, settings.bootstrap_method)
+    tests = calibration_tests(data.probs, data.y, notion, class_index, settings.test_resamples)
+    bins = min(settings.n_bins, settings.group_bins)
+    groups = {g: group_diagnostics(data, g, notion, class_index, bins, settings.strategy)
+              for g in data.groups.columns}
+    return ReliabilitySection(table, summary, tests, groups, notion)
+
+
+# --------------------------------------------------------------------------- local
+
+
+def klce_grid(data: AuditData, features: tuple[str, ...], class_index: int | None,
+              null: str, n_resamples: int, seed: int = 0,
+              progress: Progress | None = None) -> GridTestResult:
+    """The Trust page's bandwidth grid and aggregated KLCE test."""
+    probs, y, X, spec = local_inputs(data, features, class_index)
+    return local.klce_grid_test(probs, y, X, null=null, n_resamples=n_resamples, seed=seed,
+                                progress=progress, spec=spec)
+
+
+def lcb_bandwidths(reference: AuditData, features: tuple[str, ...],
+                   class_index: int | None) -> tuple[float, float, pd.DataFrame]:
+    """LCB bandwidths by leave-one-out cross-validation on the reference rows."""
+    probs, y, X, spec = local_inputs(reference, features, class_index)
+    return local.select_bandwidths(probs, y, X, class_index=spec.class_index)
+
+
+def lcb_values(reference: AuditData, query: AuditData, features: tuple[str, ...],
+               class_index: int | None, prob_bandwidth: float,
+               feature_bandwidth: float) -> np.ndarray:
+    """LCB (eq. 7) of every query row from the reference rows (leave-one-out when the query
+    rows are the reference rows)."""
+    probs, y, X, spec = local_inputs(reference, features, class_index)
+    spec = spec.with_bandwidths(prob_bandwidth, feature_bandwidth)
+    if query is reference:
+        return local.lcb(probs, y, X, spec=spec)
+    q_probs, _, q_X, _ = local_inputs(query, features, class_index)
+    return local.lcb(probs, y, X, q_probs, q_X, spec=spec)
+
+
+def subgroup_table(query: AuditData, values: np.ndarray, class_index: int | None,
+                   by: list[str], x: np.ndarray | None, x_name: str,
+                   n_ranges: int) -> pd.DataFrame:
+    """The most biased subgroups of the query rows: group columns ``by`` × ``n_ranges``
+    quantile ranges of ``x`` (a numeric feature or the prediction; ``None`` or one range: no
+    ranges), ranked by mean |LCB| with the raw residual evidence."""
+    k = None if query.is_binary else (0 if class_index is None else class_index)
+    p, outcome = one_vs_rest(query.probs, query.y, k)
+    return biased_subgroups(values, outcome - p, p, query.groups[by],
+                            None if n_ranges == 1 else x, x_name, n_ranges=n_ranges)
+
+
+def numeric_features(audit: AuditData, features: tuple[str, ...]) -> list[str]:
+    """The chosen audit features that are numeric (LCB is drawn against one of them)."""
+    return [c for c in features if pd.api.types.is_numeric_dtype(audit.feature_frame[c])]
+
+
+def lcb_section(audit: AuditData, features: tuple[str, ...], class_index: int | None,
+                n_ranges: int) -> LcbSection:
+    """The Local bias page's defaults: cross-validated bandwidths, LCB of the query rows and
+    the subgroups of the first two group attributes × ranges of the first numeric feature
+    (of the prediction when no feature is numeric)."""
+    reference, query, how = reference_and_query(audit)
+    sigma_p, sigma_x, cv_table = lcb_bandwidths(reference, features, class_index)
+    values = lcb_values(reference, query, features, class_index, sigma_p, sigma_x)
+    numeric = numeric_features(audit, features)
+    if numeric:
+        x, x_name = query.feature_frame[numeric[0]].to_numpy(dtype=float), numeric[0]
+    else:
+        k = None if query.is_binary else (0 if class_index is None else class_index)
+        x, x_name = one_vs_rest(query.probs, query.y, k)[0], "predicted probability"
+    subgroups = subgroup_table(query, values, class_index, list(audit.groups.columns[:2]), x,
+                               x_name, n_ranges)
+    spec = local_inputs(audit, features, class_index)[3].with_bandwidths(sigma_p, sigma_x)
+    return LcbSection(values, spec, cv_table, subgroups, how)
+
+
+def landscape_coordinates(coords: np.ndarray) -> np.ndarray:
+    """The plane the LCE kernel runs on: the first two coordinates of a map (a 1-D map gets a
+    zero second axis), each z-scored so that γ is in standard deviations of the map."""
+    plane = coords[:, :2] if coords.shape[1] >= 2 else \
+        np.column_stack([coords[:, 0], np.zeros(coords.shape[0])])
+    return Standardizer.fit(plane).transform(plane)
+
+
+def feature_map(data: AuditData, features: tuple[str, ...], method: str, seed: int = 0,
+                progress: Progress | None = None) -> tuple[np.ndarray, Embedding | None]:
+    """Coordinates for the LCE: a 2-D embedding of the standardised audit features, or, for a
+    single encoded feature column, that column itself (a 1-D map, no embedding)."""
+    X = prepare_features(data.feature_matrix(features), encoded_names(data, features))
+    if X.shape[1] == 1:
+        return landscape_coordinates(X), None
+    embedding = embed(X, method=method, n_components=2, seed=seed, progress=progress)
+    return landscape_coordinates(embedding.coords), embedding
+
+
+def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: float,
+                seed: int = 0, progress: Progress | None = None) -> LceSection | None:
+    """MLCE over γ (Luo et al. Fig. 1) on a map of the audit features; ``None`` when no
+    audit feature is chosen."""
+    if not features:
+        return None
+    coords, embedding = feature_map(data, features, method, seed, progress)
+    conf, correct = metrics.confidence_outcome(data.probs, data.y, "top-label")
+    gammas = sorted({*CURVE_GAMMAS, float(gamma)})
+    curve = mlce_curve(conf, correct, coords, gammas, n_bins=LCE_BINS)
+    at = float(curve.loc[np.isclose(curve["gamma"], gamma), "mlce"].iloc[0])
+    mce = metrics.mce(data.probs, data.y, LCE_BINS, "uniform", notion="top-label")
+    described = "the standardised feature" if embedding is None else \
+        f"a 2-D {method.upper() if method == 'pca' else method} map of the standardised features"
+    return LceSection(curve, at, mce, described)
+
+
+# --------------------------------------------------------------------------- the audit
+
+
+def run_audit(audit: AuditData, settings: AuditSettings | None = None,
+              progress: Progress | None = None) -> AuditResult:
+    """Compute every page's numbers for ``audit`` at ``settings`` (default: the pages').
+
+    Parameters
+    ----------
+    audit : AuditData
+        The validated data.
+    settings : AuditSettings, optional
+        What to compute; the defaults are the pages' defaults.
+    progress : callable, optional
+        ``progress(fraction, message)``, called as the sections finish.
+
+    Returns
+    -------
+    AuditResult
+        The sections with the settings and the rows they used.
+    """
+    settings = settings or AuditSettings()
+
+    def report(fraction: float, message: str) -> None:
+        if progress is not None:
+            progress(fraction, message)
+
+    data, part = audit_part(audit, settings.part)
+    features = feature_columns(audit, settings.features)
+    report(0.0, "Reliability: metrics, bootstrap intervals and tests…")
+    reliability = reliability_section(data, settings)
+    report(0.25, "Trust test: KLCE² over the bandwidth grid…")
+    grid = klce_grid(data, features, settings.class_index, settings.null,
+                     settings.grid_resamples, settings.seed,
+                     progress=lambda f, m: report(0.25 + 0.35 * f, f"Trust test: {m}"))
+    report(0.6, "Local bias: cross-validated bandwidths and LCB…")
+    bias = lcb_section(audit, features, settings.class_index, settings.subgroup_ranges)
+    report(0.75, "LCE landscape: map of the audit features and MLCE over γ…")
+    lce = lce_section(data, features, settings.embedding, settings.gamma, settings.seed,
+                      progress=lambda f, m: report(0.75 + 0.2 * f, m))
+    notes = () if features else ("No audit features are mapped: the KLCE test uses the "
+                                 "prediction kernel only and there is no LCE landscape.",)
+    report(1.0, "Audit complete")
+    return AuditResult(settings, audit.name, audit.fingerprint, data.n, part, features,
+                       reliability, grid, bias, lce, notes)

@@ -1,0 +1,93 @@
+"""run_audit: one headless computation of what the pages show, checked against the pages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.audit import AuditSettings, audit_part, feature_columns, run_audit
+from core.demo import load_demo
+from dashboard.state import cached_demo, set_active
+from tests.conftest import APP
+
+DEMOS = ("census", "itrustworthy", "multiclass", "ensemble")
+TIMEOUT = 300
+
+
+def open_page(page: str, demo: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    set_active(cached_demo(demo), f"demo: {demo}", session=at.session_state)
+    at.run()
+    at.switch_page(f"views/{page}.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.fixture(scope="module", params=DEMOS)
+def audited(request):
+    progress: list[float] = []
+    result = run_audit(cached_demo(request.param),
+                       progress=lambda fraction, message: progress.append(fraction))
+    return request.param, result, progress
+
+
+def test_run_audit_matches_the_reliability_and_trust_pages(audited) -> None:
+    demo, result, progress = audited
+    assert progress[0] == 0.0 and progress[-1] == 1.0 and np.all(np.diff(progress) >= 0)
+    at = open_page("reliability", demo)
+    shown = at.dataframe[0].value.set_index("metric")
+    computed = result.reliability.metrics.set_index("metric")
+    assert list(shown.index) == list(computed.index)
+    np.testing.assert_allclose(shown["value"], computed["value"], rtol=1e-12)
+    tests = at.dataframe[1].value
+    consistency = result.reliability.tests["consistency"]
+    assert tests["p-value"].iloc[0] == pytest.approx(consistency.p_value, abs=1e-12)
+    assert tests["statistic"].iloc[3] == pytest.approx(
+        result.reliability.tests["hosmer-lemeshow"].statistic, rel=1e-12)
+    assert f"Rows: **{result.rows:,}**" in " ".join(c.value for c in at.caption)
+
+    at = open_page("trust", demo)
+    verdicts = " ".join([e.value for e in at.error] + [s.value for s in at.success])
+    assert f"p = {result.klce_grid.aggregated.p_value:.4f}" in verdicts
+    assert result.klce_grid.n_resamples == AuditSettings().grid_resamples
+
+
+def test_run_audit_matches_the_local_bias_page(audited) -> None:
+    demo, result, _ = audited
+    at = open_page("local_bias", demo)
+    shown = at.dataframe[0].value
+    computed = result.lcb.subgroups.head(15)
+    assert len(shown) == len(computed)
+    np.testing.assert_allclose(shown["mean_lcb"], computed["mean_lcb"], rtol=1e-9)
+    np.testing.assert_allclose(shown["z"], computed["z"], rtol=1e-9)
+    assert f"σ_p = {result.lcb.spec.prob_bandwidth:.3g}" in " ".join(c.value for c in at.caption)
+
+
+def test_run_audit_sections_and_settings(audited) -> None:
+    demo, result, _ = audited
+    audit = load_demo(demo)
+    data, part = audit_part(audit, "test")
+    assert result.rows == data.n and result.part == part
+    assert result.features == feature_columns(audit, None)
+    assert result.settings == AuditSettings()
+    assert result.fingerprint == audit.fingerprint
+    assert set(result.reliability.groups) == set(audit.groups.columns)
+    assert result.lce is not None
+    # MLCE at γ is one point of the curve, and the curve falls towards the global MCE
+    assert result.lce.mlce == pytest.approx(
+        result.lce.curve.loc[np.isclose(result.lce.curve["gamma"], 0.2), "mlce"].iloc[0])
+    assert result.lce.curve["mlce"].iloc[-1] >= result.lce.mce - 1e-12
+    assert result.lce.curve["mlce"].iloc[0] >= result.lce.curve["mlce"].iloc[-1]
+
+
+def test_settings_are_checked() -> None:
+    with pytest.raises(ValueError, match="Unknown part 'holdout'"):
+        AuditSettings(part="holdout")
+    with pytest.raises(ValueError, match="grid_resamples must be a whole number"):
+        AuditSettings(grid_resamples=0)
+    with pytest.raises(ValueError, match="gamma"):
+        AuditSettings(gamma=-1.0)
+    with pytest.raises(ValueError, match="are not mapped"):
+        feature_columns(load_demo("ensemble"), ("age",))
