@@ -103,7 +103,7 @@ def _pair(probs: ArrayLike, y: ArrayLike, notion: str | None,
 
 def _differences(conf: np.ndarray, outcome: np.ndarray, notion: str) -> CumulativeDifferences:
     n = conf.shape[0]
-    order = np.argsort(conf, kind="stable")
+    order = np.argsort(conf)  # any order within ties: C is read only at the ends of runs
     s = conf[order]
     ends = np.flatnonzero(np.append(s[1:] != s[:-1], True))  # last row of each tied run
     cumulative = np.concatenate([[0.0], np.cumsum(outcome[order] - s)[ends] / n])

@@ -33,6 +33,18 @@ empty bins and the table may have fewer rows) and sets the outer edges to 0 and 
 ``b`` a bin holding ``n_b`` of the ``n`` rows, ``p̄_b`` its mean confidence and ``ȳ_b`` its
 mean outcome, the gap is ``ȳ_b − p̄_b``.
 
+Ties in equal-mass bins. A tied run of confidences is never split: all its rows share a bin.
+When many predictions are equal (exact 0s and 1s, a rounded score), several percentile edges
+fall on the same value, the bins between them are empty and merged, so the table has fewer
+than ``n_bins`` rows, and the run lies in the bin its value closes, ``(lower, value]`` — the
+bin *below* an edge equal to its value. Calling the other class positive maps every
+confidence c to 1 − c and right-closed bins to left-closed ones, so a run that sits exactly on
+an inner edge moves to the bin on its other side: with such ties the quantile-binned numbers
+(ECE, MCE, ACE, debiased ECE with ``strategy="quantile"``) can differ between the two
+orientations; equal-width bins do the same for a confidence lying exactly on an edge (e.g.
+0.5). The smooth ECE and the cumulative Kuiper metric do not depend on which class is
+positive (both are tested for it).
+
 Uncertainty
 -----------
 The per-bin frequency gets a Wilson or Jeffreys interval (:mod:`core.intervals`) and a
