@@ -424,7 +424,7 @@ def cumulative_figure(path, title: str = "", class_name: str | None = None,
     )
     figure.update_layout(
         title=title or None, height=420, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
-        xaxis=dict(range=[0, 1], tickvals=ticks, ticktext=labels,
+        xaxis=dict(range=[-0.01, 1.01], tickvals=ticks, ticktext=labels,
                    title="share of rows, ordered by " + _axis_label(path.notion, class_name)),
         yaxis=dict(title="cumulative (observed − predicted) / n", zeroline=False),
         legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0), hovermode="closest",
