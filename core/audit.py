@@ -260,6 +260,36 @@ def calibration_tests(probs: np.ndarray, y: np.ndarray, notion: str, class_index
     return tests
 
 
+#: Test key → (display name, detail from the result) of the curve-based tests in the table.
+_CURVE_TESTS = {
+    "spiegelhalter": ("Spiegelhalter z", lambda t: "two-sided, N(0, 1)"),
+    "cox": ("Cox: intercept 0 and slope 1", lambda t: f"LR χ², df = 2; slope "
+            f"{t.parameters['slope']:.3f}, intercept {t.parameters['intercept']:.3f}"),
+    "cumulative-ks": ("Cumulative differences, KS", lambda t: "G/σ, Brownian sup |B|"),
+    "cumulative-kuiper": ("Cumulative differences, Kuiper", lambda t: "H/σ, Brownian range"),
+}
+
+
+def tests_table(tests: dict[str, TestResult], notion: str) -> pd.DataFrame:
+    """The tests of :func:`calibration_tests` as the Reliability page's table: columns
+    ``test, notion, statistic, p-value, detail``; the SKCE tests, Hosmer–Lemeshow, then the
+    curve-based tests that ran."""
+    consistency, block, hl = tests["consistency"], tests["block"], tests["hosmer-lemeshow"]
+    rows = [
+        ("SKCE, consistency resampling", "canonical", consistency.statistic,
+         consistency.p_value, f"B = {consistency.n_resamples}"),
+        ("SKCE, block z-test (b = 2)", "canonical", block.statistic, block.p_value,
+         f"z = {block.parameters['z']:.2f}"),
+        ("SKCE, distribution-free bound", "canonical", tests["bound"].statistic,
+         tests["bound"].p_value, "Hoeffding bound, conservative"),
+        ("Hosmer–Lemeshow", notion, hl.statistic, hl.p_value,
+         f"df = {hl.parameters['degrees_of_freedom']}"),
+    ]
+    rows += [(name, notion, tests[key].statistic, tests[key].p_value, detail(tests[key]))
+             for key, (name, detail) in _CURVE_TESTS.items() if key in tests]
+    return pd.DataFrame(rows, columns=["test", "notion", "statistic", "p-value", "detail"])
+
+
 def group_diagnostics(audit: AuditData, group: str, notion: str, class_index: int | None,
                       n_bins: int, strategy: str
                       ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.audit import EXTENDED_RESAMPLES
+from core.audit import tests_table as audit_tests_table
 from core.figures import (
     cumulative_figure,
     reliability_figure,
@@ -107,28 +108,7 @@ verdict(consistency.p_value, ALPHA,
         reject="The SKCE consistency test rejects calibration",
         accept="The SKCE consistency test finds no evidence of miscalibration",
         notion="canonical")
-rows = [
-    ("SKCE, consistency resampling", "canonical", consistency.statistic,
-     consistency.p_value, f"B = {consistency.n_resamples}"),
-    ("SKCE, block z-test (b = 2)", "canonical", tests["block"].statistic,
-     tests["block"].p_value, f"z = {tests['block'].parameters['z']:.2f}"),
-    ("SKCE, distribution-free bound", "canonical", tests["bound"].statistic,
-     tests["bound"].p_value, "Hoeffding bound, conservative"),
-    ("Hosmer–Lemeshow", notion, tests["hosmer-lemeshow"].statistic,
-     tests["hosmer-lemeshow"].p_value,
-     f"df = {tests['hosmer-lemeshow'].parameters['degrees_of_freedom']}"),
-]
-CURVE_TESTS = {
-    "spiegelhalter": ("Spiegelhalter z", lambda t: "two-sided, N(0, 1)"),
-    "cox": ("Cox: intercept 0 and slope 1", lambda t: f"LR χ², df = 2; slope "
-            f"{t.parameters['slope']:.3f}, intercept {t.parameters['intercept']:.3f}"),
-    "cumulative-ks": ("Cumulative differences, KS", lambda t: "G/σ, Brownian sup |B|"),
-    "cumulative-kuiper": ("Cumulative differences, Kuiper", lambda t: "H/σ, Brownian range"),
-}
-rows += [(name, notion, tests[key].statistic, tests[key].p_value, detail(tests[key]))
-         for key, (name, detail) in CURVE_TESTS.items() if key in tests]
-st.dataframe(pd.DataFrame(rows, columns=["test", "notion", "statistic", "p-value", "detail"]),
-             width="stretch", hide_index=True,
+st.dataframe(audit_tests_table(tests, notion), width="stretch", hide_index=True,
              column_config={"statistic": st.column_config.NumberColumn(format="%.4g"),
                             "p-value": st.column_config.NumberColumn(format="%.4f")})
 st.caption(
