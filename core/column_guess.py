@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from core.data import MAX_LEVELS, SPLIT_SPELLINGS
+from core.data import MAX_LEVELS, SPLIT_SPELLINGS, is_categorical
 
 LABEL_NAMES = ("label", "y", "target", "outcome", "class", "truth", "y_true", "actual",
                "observed", "labels", "ground_truth")
@@ -54,10 +54,11 @@ def guess_columns(df: pd.DataFrame) -> ColumnGuess:
     # so that validation can say what is wrong with them.
     probs = tuple(c for c in columns if c != label and PROB_PATTERN.match(c))
     logits = False
-    if not probs:
-        probs = tuple(c for c in columns if c != label and LOGIT_PATTERN.match(c))
-        logits = bool(probs)
     numeric = {c for c in columns if pd.api.types.is_numeric_dtype(df[c])}
+    if not probs:  # a text column named like a score (COMPAS's 'score_text') is no logit
+        probs = tuple(c for c in columns
+                      if c != label and c in numeric and LOGIT_PATTERN.match(c))
+        logits = bool(probs)
     members = tuple(c for c in columns if c in numeric and MEMBER_PATTERN.match(c)
                     and c not in probs)
     split = next((c for c in columns if lowered[c] in SPLIT_NAMES and _looks_like_split(df[c])),
@@ -83,13 +84,22 @@ def _looks_like_id(series: pd.Series) -> bool:
 
 
 def _usable_feature(series: pd.Series) -> bool:
-    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
-        return True
-    return series.nunique() <= MAX_LEVELS
+    """A column validation will accept as an audit feature, as it is.
+
+    Categorical columns (:func:`core.data.is_categorical`) with at most ``MAX_LEVELS`` levels
+    (missing values become a level); numeric columns without missing values (validation
+    refuses those, so proposing one would fail the default mapping). A column with no value
+    at all carries nothing.
+    """
+    if series.isna().all():
+        return False
+    if is_categorical(series):
+        return series.nunique() <= MAX_LEVELS
+    return not series.isna().any()
 
 
 def _looks_like_group(series: pd.Series, name: str) -> bool:
-    levels = series.nunique()
+    levels = series.nunique()  # missing values not counted: an all-missing column has 0
     if levels < 2 or levels > MAX_GROUP_LEVELS:
         return False
     named = any(word in name for word in GROUP_NAMES)

@@ -44,6 +44,7 @@ SPLIT_SPELLINGS = {
     "test": "test", "testing": "test", "holdout": "test", "eval": "test",
 }
 SPLITS = ("train", "calibration", "test")
+#: Level given to missing values of a categorical feature or group attribute.
 MISSING_LEVEL = "(missing)"
 
 
@@ -104,13 +105,107 @@ def _quote_list(values: Sequence, limit: int = 8) -> str:
 # --------------------------------------------------------------------------- table checks
 
 
-def _check_columns_unique(df: pd.DataFrame) -> None:
-    duplicated = pd.Index(df.columns)[pd.Index(df.columns).duplicated()].unique()
-    if len(duplicated):
-        raise DataError(
-            f"The table has more than one column named {_quote_list(duplicated)}. "
-            "Rename the duplicates so every column name is unique, then load the table again."
+@dataclass(frozen=True, eq=False)
+class DeduplicatedTable:
+    """A table whose column names are unique, and what was done to make them so.
+
+    Attributes:
+        frame: the table; the caller's frame itself when no name repeats, else a new frame.
+        notes: one sentence per repeated name, for the person who loaded the table.
+        ambiguous: each repeated name whose columns hold different values → the names its
+            columns were kept under (``'sex (column 3)'``, ``'sex (column 4)'``).
+    """
+
+    frame: pd.DataFrame
+    notes: tuple[str, ...] = ()
+    ambiguous: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+def _same_values(a: pd.Series, b: pd.Series) -> bool:
+    """Equal in every row, missing where the other is missing; numbers compare by value."""
+    if a.equals(b):
+        return True
+    numeric = [pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+               for s in (a, b)]
+    if all(numeric):
+        return bool(np.array_equal(a.to_numpy(dtype=float, na_value=np.nan),
+                                   b.to_numpy(dtype=float, na_value=np.nan), equal_nan=True))
+    return False
+
+
+def _positions(positions: Sequence[int]) -> str:
+    """``'columns 3 and 40'`` for 0-based positions (shown from 1)."""
+    shown = [str(p + 1) for p in positions]
+    return "columns " + (", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1
+                         else shown[0])
+
+
+def deduplicate_columns(df: pd.DataFrame) -> DeduplicatedTable:
+    """Make repeated column names unique without losing or guessing at data.
+
+    Real tables repeat headers: ProPublica's ``compas-scores-two-years.csv`` has two columns
+    named ``decile_score`` and two named ``priors_count``. For each repeated name the columns
+    are compared value by value (:func:`_same_values`):
+
+    * all hold the same values: the first is kept under the name, the copies are dropped;
+    * they differ: every distinct version is kept, named ``'<name> (column k)'`` after its
+      first position k in the table (counted from 1), and the bare name is listed in
+      :attr:`DeduplicatedTable.ambiguous`, so that mapping it to a role can be refused
+      (:meth:`AuditData.from_mapping` does) instead of silently taking one of them.
+
+    Each case adds a sentence to :attr:`DeduplicatedTable.notes`. The caller's frame is not
+    modified.
+    """
+    names = list(df.columns)
+    if not pd.Index(names).duplicated().any():
+        return DeduplicatedTable(df)
+    keep: list[int] = []
+    new_names = list(names)
+    notes: list[str] = []
+    ambiguous: dict[str, tuple[str, ...]] = {}
+    taken = {str(n) for n in names}
+    seen: set = set()
+    for position, name in enumerate(names):
+        if name in seen:
+            continue
+        seen.add(name)
+        positions = [i for i, other in enumerate(names) if other == name]
+        if len(positions) == 1:
+            keep.append(position)
+            continue
+        versions: list[int] = []  # first position of each distinct version
+        for i in positions:
+            if not any(_same_values(df.iloc[:, i], df.iloc[:, v]) for v in versions):
+                versions.append(i)
+        where = _positions(positions)
+        if len(versions) == 1:
+            keep.append(position)
+            notes.append(
+                f"The table has more than one column named '{name}' ({where}), with the same "
+                f"values in every row; column {position + 1} was kept."
+            )
+            continue
+        kept_as = []
+        for i in versions:
+            renamed = f"{name} (column {i + 1})"
+            while renamed in taken:
+                renamed += "'"
+            taken.add(renamed)
+            new_names[i] = renamed
+            kept_as.append(renamed)
+            keep.append(i)
+        ambiguous[str(name)] = tuple(kept_as)
+        copies = len(positions) - len(versions)
+        dropped = f" {copies} exact {'copy was' if copies == 1 else 'copies were'} dropped." \
+            if copies else ""
+        notes.append(
+            f"The table has more than one column named '{name}' ({where}), with different "
+            f"values; they were kept as {_quote_list(kept_as)}.{dropped} Map the one you mean."
         )
+    keep.sort()
+    frame = df.iloc[:, keep].copy()
+    frame.columns = [new_names[i] for i in keep]
+    return DeduplicatedTable(frame, tuple(notes), ambiguous)
 
 
 def _require_column(df: pd.DataFrame, column: str, role: str) -> pd.Series:
@@ -364,8 +459,15 @@ def _categorical_levels(series: pd.Series, role: str, notes: list) -> pd.Series:
     return values
 
 
-def _is_categorical(series: pd.Series) -> bool:
-    return not (pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series))
+def is_categorical(series: pd.Series) -> bool:
+    """Whether a feature column is one-hot encoded (True) or used as a number (False).
+
+    Text, categorical and boolean columns are categorical: a boolean such as ``is_female`` is
+    a two-level category (``False`` / ``True``), as a user expects. Numeric columns, 0/1
+    included, stay numeric. The one rule for audit features (:class:`AuditData`) and model
+    features (:mod:`core.reference_model`).
+    """
+    return pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series)
 
 
 def _encode_features(
@@ -377,7 +479,7 @@ def _encode_features(
     encoded: dict[str, np.ndarray] = {}
     for column in columns:
         series = _require_column(df, column, role).reset_index(drop=True)
-        if _is_categorical(series):
+        if is_categorical(series):
             levels = _categorical_levels(series, role, notes)
             original[column] = levels.to_numpy()
             categories = sorted(levels.unique())
@@ -512,11 +614,13 @@ class AuditData:
         description: str = "",
     ) -> AuditData:
         """Like :meth:`from_frame`, with the columns given as a :class:`ColumnMapping`."""
-        _check_columns_unique(df)
+        deduplicated = deduplicate_columns(df)
+        _check_unambiguous(mapping, deduplicated.ambiguous)
+        df = deduplicated.frame
         if len(df) == 0:
             raise DataError("The table has no rows. Load a file with data below the header line.")
         _check_roles_distinct(mapping)
-        notes: list[ValidationNote] = []
+        notes: list[ValidationNote] = [ValidationNote("info", n) for n in deduplicated.notes]
 
         label_series = _require_column(df, mapping.label, "label")
         missing = label_series.isna().to_numpy()
@@ -671,14 +775,34 @@ def _member_matrix(
     return _probability_matrix(df, columns, logits, "ensemble member probability", notes)
 
 
+def _mapped_columns(mapping: ColumnMapping) -> list[tuple[str, str]]:
+    """Every (column, role) pair of a mapping, in the order roles are checked."""
+    pairs = [(mapping.label, "the label")]
+    pairs += [(c, "a probability column") for c in mapping.probs]
+    pairs += [(c, "an audit feature") for c in mapping.features]
+    pairs += [(mapping.split, "the split column")] if mapping.split else []
+    pairs += [(c, "an ensemble member column") for m in mapping.members for c in m]
+    pairs += [(c, "a group attribute") for c in mapping.groups]
+    return pairs
+
+
+def _check_unambiguous(mapping: ColumnMapping, ambiguous: dict[str, tuple[str, ...]]) -> None:
+    """Refuse a role mapped to a name that several differing columns share."""
+    for column, role in _mapped_columns(mapping):
+        if str(column) in ambiguous:
+            kept = ambiguous[str(column)]
+            raise DataError(
+                f"The table has more than one column named '{column}', with different values, "
+                f"and '{column}' is mapped as {role}. Map one of {_quote_list(kept)} instead, "
+                "or rename the duplicates so every column name is unique, then load the table "
+                "again."
+            )
+
+
 def _check_roles_distinct(mapping: ColumnMapping) -> None:
     """A column plays one role: the label cannot also be a feature, and so on."""
     roles: dict[str, str] = {}
-    assignments = [(mapping.label, "the label")]
-    assignments += [(c, "a probability column") for c in mapping.probs]
-    assignments += [(c, "an audit feature") for c in mapping.features]
-    assignments += [(mapping.split, "the split column")] if mapping.split else []
-    assignments += [(c, "an ensemble member column") for m in mapping.members for c in m]
+    assignments = [(c, r) for c, r in _mapped_columns(mapping) if r != "a group attribute"]
     for column, role in assignments:
         if column in roles:
             raise DataError(

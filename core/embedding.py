@@ -18,6 +18,9 @@ audit features of an :class:`~core.data.AuditData`:
   coordinates (see :func:`embed`): categorical audit features repeat vectors a lot, and a
   nearest-neighbour graph of many identical points falls apart.
 * :func:`embedding_cache_key` gives a stable key per dataset fingerprint and parameters.
+* :func:`landscape_coordinates` z-scores the first two dimensions of a map, the plane the LCE
+  landscape is computed on; :func:`profile_coordinates` does the same for a single feature,
+  the 1-D view when only one audit feature is chosen.
 
 Settings (chosen by timing on the 10,000-row census demo on a 2-core machine, see
 ``benchmarks/embedding.py``):
@@ -67,7 +70,7 @@ from sklearn.decomposition import PCA
 
 from core._validation import check_choice, is_whole
 from core.data import describe_rows
-from core.kernels import standardize_features
+from core.kernels import Standardizer, standardize_features
 
 if TYPE_CHECKING:  # imported where used: umap-learn alone takes seconds to import
     import openTSNE
@@ -120,17 +123,24 @@ Progress = Callable[[float, str], None]
 class Embedding:
     """Coordinates of every row in a low-dimensional map, and how they were obtained.
 
-    Attributes:
-        coords: ``(n, n_components)`` float64 coordinates, one row per input row.
-        method: ``"pca"``, ``"tsne"`` or ``"umap"``.
-        params: every setting used (after clamping), e.g. ``perplexity`` and
-            ``perplexity_requested`` for t-SNE; JSON-serialisable.
-        n_fit: number of rows the map was fitted on (t-SNE, UMAP: distinct feature vectors).
-        fit_rows: sorted indices of those rows (t-SNE, UMAP: the first row holding each fitted
-            vector). Every other row was placed with the fitted map or, for t-SNE and UMAP,
-            repeats a fitted vector and shares its coordinates.
-        explained_variance_ratio: PCA only: the share of the total variance of the fitted rows
-            along each component; ``None`` for t-SNE and UMAP.
+    Attributes
+    ----------
+    coords
+        ``(n, n_components)`` float64 coordinates, one row per input row.
+    method
+        ``"pca"``, ``"tsne"`` or ``"umap"``.
+    params
+        every setting used (after clamping), e.g. ``perplexity`` and
+        ``perplexity_requested`` for t-SNE; JSON-serialisable.
+    n_fit
+        number of rows the map was fitted on (t-SNE, UMAP: distinct feature vectors).
+    fit_rows
+        sorted indices of those rows (t-SNE, UMAP: the first row holding each fitted
+        vector). Every other row was placed with the fitted map or, for t-SNE and UMAP,
+        repeats a fitted vector and shares its coordinates.
+    explained_variance_ratio
+        PCA only: the share of the total variance of the fitted rows
+        along each component; ``None`` for t-SNE and UMAP.
     """
 
     coords: np.ndarray
@@ -622,3 +632,52 @@ def _canonical(value: object) -> str:
         f"Cannot build a cache key from a value of type {type(value).__name__}; use numbers, "
         "strings, booleans, None or sequences of them."
     )
+
+
+# --------------------------------------------------------------------------- landscape
+
+
+def landscape_coordinates(coords: ArrayLike) -> np.ndarray:
+    """The plane an LCE landscape is computed on: the first two embedding dimensions, z-scored.
+
+    ``Standardizer.fit(c).transform(c)`` with ``c = coords[:, :2]``: each dimension becomes
+    ``(c − mean) / sd`` (population sd; a constant dimension becomes 0), so that the Laplacian
+    kernel ``exp(−‖a − b‖₁ / (d·γ))`` of the LCE (Luo et al., eq. 4) measures γ in standard
+    deviations of the map, whatever the scale of the method's output (PCA keeps the features'
+    variance, t-SNE and UMAP have arbitrary units). Returns a new ``(n, 2)`` float64 array.
+
+    Raises ValueError for fewer than two dimensions: a single audit feature has no plane; use
+    :func:`profile_coordinates` on the feature itself.
+    """
+    matrix = np.asarray(coords, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[1] < 2:
+        found = matrix.shape[1] if matrix.ndim == 2 else matrix.ndim
+        raise ValueError(
+            f"A landscape needs an embedding with at least two dimensions; this one has "
+            f"{found}. With one audit feature, draw the LCE against the feature "
+            "(profile_coordinates)."
+        )
+    return Standardizer.fit(matrix[:, :2]).transform(matrix[:, :2])
+
+
+def profile_coordinates(values: ArrayLike) -> np.ndarray:
+    """The 1-D variant of :func:`landscape_coordinates` for a single numeric audit feature.
+
+    ``(x − mean) / sd`` of the feature's values as an ``(n, 1)`` float64 array (a constant
+    feature becomes 0, so every row is every other row's neighbour and the LCE falls back to
+    its bin's calibration error). Accepts ``(n,)`` or ``(n, 1)``.
+    """
+    column = np.asarray(values, dtype=float)
+    if column.ndim == 2 and column.shape[1] == 1:
+        column = column[:, 0]
+    if column.ndim != 1:
+        raise ValueError(
+            f"A profile is drawn against one feature; got values of shape {column.shape}. "
+            "Use landscape_coordinates for two or more dimensions."
+        )
+    if not np.all(np.isfinite(column)):
+        raise ValueError(
+            f"The feature has missing or infinite values in {describe_rows(~np.isfinite(column))}"
+            ". Remove or fill those rows first."
+        )
+    return Standardizer.fit(column[:, None]).transform(column[:, None])

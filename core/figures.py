@@ -332,6 +332,51 @@ def mlce_curve_figure(curve: pd.DataFrame, mce: float, selected: float | None = 
     return figure
 
 
+def lce_profile_figure(feature: np.ndarray, values: np.ndarray, in_bin: np.ndarray,
+                       signed: bool, feature_name: str, title: str = "",
+                       max_points: int = 50_000) -> go.Figure:
+    """The 1-D LCE landscape for a single audit feature: each row's LCE (Luo et al., eq. 4)
+    against the feature's value.
+
+    Points of the selected confidence bin are coloured by their LCE (diverging around 0 for
+    the signed LCE: red over-confident, blue under-confident); the other bins are drawn faintly
+    for context. At most ``max_points`` points of each kind are sent to the browser.
+    """
+    rng = np.random.default_rng(0)
+    figure = go.Figure()
+    background = np.flatnonzero(~in_bin)
+    if background.size > max_points:
+        background = rng.choice(background, max_points, replace=False)
+    figure.add_scattergl(
+        x=feature[background], y=values[background], mode="markers",
+        marker=dict(size=3, color="#d5dbe0"), name="other bins", hoverinfo="skip",
+    )
+    chosen = np.flatnonzero(in_bin)
+    if chosen.size > max_points:
+        chosen = rng.choice(chosen, max_points, replace=False)
+    bound = float(np.nanmax(np.abs(values[chosen]))) if chosen.size else 1.0
+    figure.add_scattergl(
+        x=feature[chosen], y=values[chosen], mode="markers", name="selected bin",
+        marker=dict(
+            size=5, color=values[chosen],
+            colorscale="RdBu_r" if signed else "Viridis",
+            cmin=-bound if signed else 0.0, cmax=bound if bound > 0 else 1.0,
+            colorbar=dict(title="LCE (signed)" if signed else "LCE"),
+        ),
+        hovertemplate=f"{feature_name} %{{x:.4g}}<br>LCE %{{y:.3f}}<extra></extra>",
+    )
+    if signed:
+        figure.add_hline(y=0.0, line=dict(color="#7f8c8d", width=1, dash="dot"))
+    figure.update_layout(
+        title=title or None, height=460, margin=dict(l=10, r=10, t=50 if title else 20, b=40),
+        xaxis=dict(title=feature_name, showgrid=False, zeroline=False),
+        yaxis=dict(title="LCE (signed: confidence − accuracy)" if signed else "LCE",
+                   zeroline=False),
+        legend=dict(orientation="h", yanchor="top", y=-0.14, x=0),
+    )
+    return figure
+
+
 # --------------------------------------------------------------------------- smooth and cumulative
 
 #: Widest ribbon of the smooth reliability diagram (at the density's peak), in y units.

@@ -29,15 +29,15 @@ Kernels (DESIGN.md conventions):
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from core import engine
 from core._validation import check_choice
+from core.engine import array_module, run_tiles
 
 DEFAULT_TILE = 2048
 #: Largest number of points the median heuristic looks at (a seeded subsample beyond that).
@@ -54,12 +54,16 @@ def _as_2d(points: np.ndarray) -> np.ndarray:
 
 def gaussian_block(a: np.ndarray, b: np.ndarray, bandwidth: float = 1.0) -> np.ndarray:
     """Dense Gaussian kernel block ``exp(-‖a_i − b_j‖² / (2σ²))`` for a small tile."""
-    a, b = _as_2d(a) / bandwidth, _as_2d(b) / bandwidth
+    return _gaussian_tile(np, _as_2d(a) / bandwidth, _as_2d(b) / bandwidth)
+
+
+def _gaussian_tile(xp: ModuleType, a, b):
+    """The σ = 1 Gaussian block of pre-scaled points in the array module ``xp``."""
     sq = a @ b.T  # one tile-sized buffer, updated in place: −½‖a‖² − ½‖b‖² + a·b
     sq -= 0.5 * (a * a).sum(axis=1)[:, None]
     sq -= 0.5 * (b * b).sum(axis=1)[None, :]
-    np.minimum(sq, 0.0, out=sq)
-    return np.exp(sq, out=sq)
+    xp.minimum(sq, 0.0, out=sq)
+    return xp.exp(sq, out=sq)
 
 
 def laplacian_block(a: np.ndarray, b: np.ndarray, gamma: float) -> np.ndarray:
@@ -67,20 +71,29 @@ def laplacian_block(a: np.ndarray, b: np.ndarray, gamma: float) -> np.ndarray:
 
     Computed from direct coordinate differences, exact even for near-duplicate points.
     """
-    a, b = _as_2d(a), _as_2d(b)
-    dist = np.zeros((a.shape[0], b.shape[0]))
+    return _laplacian_tile(np, _as_2d(a), _as_2d(b), gamma)
+
+
+def _laplacian_tile(xp: ModuleType, a, b, gamma: float):
+    dist = xp.zeros((a.shape[0], b.shape[0]), dtype=a.dtype)
     for k in range(a.shape[1]):
-        dist += np.abs(a[:, k, None] - b[None, :, k])
+        dist += xp.abs(a[:, k, None] - b[None, :, k])
     dist *= -1.0 / (a.shape[1] * gamma)
-    return np.exp(dist, out=dist)
+    return xp.exp(dist, out=dist)
 
 
 def kernel_block(kind: str, a: np.ndarray, b: np.ndarray, bandwidth: float) -> np.ndarray:
     """Gaussian (``bandwidth`` = σ) or Laplacian (``bandwidth`` = γ) block."""
+    return _kernel_tile(np, kind, _as_2d(a), _as_2d(b), bandwidth)
+
+
+def _kernel_tile(xp: ModuleType, kind: str, a, b, bandwidth: float):
+    """A kernel block in the array module ``xp`` (Gaussian points not yet scaled by σ)."""
     if kind == "gaussian":
-        return gaussian_block(a, b, bandwidth)
+        return _gaussian_tile(xp, a / bandwidth, b / bandwidth) if bandwidth != 1.0 \
+            else _gaussian_tile(xp, a, b)
     if kind == "laplacian":
-        return laplacian_block(a, b, bandwidth)
+        return _laplacian_tile(xp, a, b, bandwidth)
     check_choice(kind, ("gaussian", "laplacian"), "kernel", "use 'gaussian' or 'laplacian'")
     raise AssertionError("unreachable")  # check_choice raised for anything else
 
@@ -178,18 +191,9 @@ def _tiles(n: int, tile: int) -> list[tuple[int, int]]:
     return [(start, min(start + tile, n)) for start in range(0, n, tile)]
 
 
-def default_workers() -> int:
-    return max(1, min(4, os.cpu_count() or 1))
-
-
-def _run(tasks: Sequence[Callable[[], np.ndarray]], n_jobs: int | None) -> Iterator[np.ndarray]:
-    """Run independent tile tasks; with several workers BLAS is held to one thread each."""
-    n_jobs = default_workers() if n_jobs is None else n_jobs
-    if n_jobs <= 1 or len(tasks) <= 1:
-        yield from (task() for task in tasks)
-        return
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_jobs) as pool:
-        yield from pool.map(lambda task: task(), tasks)
+def _tile_size(tile_size: int) -> int:
+    """The GPU engine takes larger tiles than the CPU default (one tile keeps it busy)."""
+    return max(tile_size, engine.GPU_TILE) if engine.current().name == "gpu" else tile_size
 
 
 def _prepare(points: np.ndarray, kind: str, bandwidth: float) -> np.ndarray:
@@ -203,11 +207,30 @@ def _prepare(points: np.ndarray, kind: str, bandwidth: float) -> np.ndarray:
 # --------------------------------------------------------------------------- the two sums
 
 
-def _tile_form(
-    kind: str, a: np.ndarray, b: np.ndarray, scale: float, Ea: np.ndarray, Eb: np.ndarray
-) -> np.ndarray:
-    """``Σ_ij k(a_i, b_j) Ea_ib Eb_jb`` for one tile; the tile is freed on return."""
-    return np.einsum("ib,ib->b", Ea, kernel_block(kind, a, b, scale) @ Eb)
+def _quadratic_row(module: str, z, E, item: tuple) -> np.ndarray:
+    """Partial ``Σ k(z_i, z_j) e_i e_j`` of one tile row ``[lo, hi)`` against the tiles on
+    and after the diagonal (off-diagonal tiles count twice); a tile task of the engine."""
+    xp = array_module(module)
+    lo, hi, tile, kind, scale = item
+    n = z.shape[0]
+    total = xp.zeros(E.shape[1], dtype=xp.float64)
+    for clo in range(lo, n, tile):
+        chi = min(clo + tile, n)
+        block = _kernel_tile(xp, kind, z[lo:hi], z[clo:chi], scale) @ E[clo:chi]
+        partial = xp.einsum("ib,ib->b", E[lo:hi], block).astype(xp.float64)
+        total += partial if clo == lo else 2.0 * partial
+    return total
+
+
+def _matmul_rows(module: str, query, reference, V, item: tuple) -> np.ndarray:
+    """``K(query[lo:hi], reference) @ V`` for one tile row; a tile task of the engine."""
+    xp = array_module(module)
+    lo, hi, tile, kind, scale = item
+    out = xp.zeros((hi - lo, V.shape[1]), dtype=xp.float64)
+    for clo in range(0, reference.shape[0], tile):
+        chi = min(clo + tile, reference.shape[0])
+        out += _kernel_tile(xp, kind, query[lo:hi], reference[clo:chi], scale) @ V[clo:chi]
+    return out
 
 
 def quadratic_forms(
@@ -225,34 +248,25 @@ def quadratic_forms(
     ``k(z, z) = 1`` for both kernels, that is ``Σ_i e_i²`` per column, subtracted exactly.
     Only tiles on and above the diagonal are computed; off-diagonal tiles count twice.
 
-    Args:
-        points: ``(n, d)`` or ``(n,)`` kernel inputs.
-        E: ``(n,)`` or ``(n, B)`` weights; one quadratic form per column.
-        bandwidth: σ of the Gaussian or γ of the Laplacian.
-    Returns:
-        ``(B,)`` float64 (a scalar array of shape ``()`` when E is one-dimensional).
+    Parameters
+    ----------
+    points
+        ``(n, d)`` or ``(n,)`` kernel inputs.
+    E
+        ``(n,)`` or ``(n, B)`` weights; one quadratic form per column.
+    bandwidth
+        σ of the Gaussian or γ of the Laplacian.
+    Returns
+    -------
+    ``(B,)`` float64 (a scalar array of shape ``()`` when E is one-dimensional).
     """
     vector = np.ndim(E) == 1
     E = np.ascontiguousarray(_as_2d(E))
     z = _prepare(points, kind, bandwidth)
     scale = 1.0 if kind == "gaussian" else bandwidth
-    spans = _tiles(z.shape[0], tile_size)
-
-    def row_task(i: int) -> Callable[[], np.ndarray]:
-        def task() -> np.ndarray:
-            lo, hi = spans[i]
-            total = np.zeros(E.shape[1])
-            for j in range(i, len(spans)):
-                clo, chi = spans[j]
-                partial = _tile_form(kind, z[lo:hi], z[clo:chi], scale, E[lo:hi], E[clo:chi])
-                total += partial if j == i else 2.0 * partial
-            return total
-
-        return task
-
-    total = np.zeros(E.shape[1])
-    for partial in _run([row_task(i) for i in range(len(spans))], n_jobs):
-        total += partial
+    tile = _tile_size(tile_size)
+    items = [(lo, hi, tile, kind, scale) for lo, hi in _tiles(z.shape[0], tile)]
+    total = run_tiles(_quadratic_row, (z, E), items, "sum", n_jobs)
     if exclude_diagonal:
         total -= np.einsum("ib,ib->b", E, E)
     return total[0] if vector else total
@@ -284,19 +298,9 @@ def kernel_matmul(
         scale = 1.0
     else:
         scale = bandwidth
-    spans_q = _tiles(query.shape[0], tile_size)
-    spans_r = _tiles(reference.shape[0], tile_size)
-
-    def row_task(lo: int, hi: int) -> Callable[[], np.ndarray]:
-        def task() -> np.ndarray:
-            out = np.zeros((hi - lo, V.shape[1]))
-            for clo, chi in spans_r:
-                out += kernel_block(kind, query[lo:hi], reference[clo:chi], scale) @ V[clo:chi]
-            return out
-
-        return task
-
-    out = np.vstack(list(_run([row_task(lo, hi) for lo, hi in spans_q], n_jobs)))
+    tile = _tile_size(tile_size)
+    items = [(lo, hi, tile, kind, scale) for lo, hi in _tiles(query.shape[0], tile)]
+    out = np.vstack(run_tiles(_matmul_rows, (query, reference, V), items, "stack", n_jobs))
     if exclude_self:
         out -= V
     return out[:, 0] if vector else out

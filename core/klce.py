@@ -32,8 +32,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
+from core import engine
 from core._validation import check_choice, check_count, check_probs_labels
+from core.computation import choose as computation_choice
 from core.kernels import kernel_matmul, quadratic_forms
 from core.local_kernel import (
     KernelInputs,
@@ -42,6 +45,8 @@ from core.local_kernel import (
     spec_from,
 )
 from core.resampling import resample_residuals
+from core.rff import DEFAULT_FEATURES, FourierMap, accumulate, bernoulli_columns
+from core.skce import block_estimates
 from core.stattests import TestResult, paper_p_value, resampling_p_value
 
 #: Nulls offered by :func:`klce_test` (each holds its level; see the size and power study in
@@ -190,6 +195,9 @@ def klce_test(
     class_index: int | None = None,
     *,
     spec: KernelSpec | None = None,
+    computation: str = "auto",
+    n_features: int = DEFAULT_FEATURES,
+    block_size: int = 2,
 ) -> TestResult:
     """Test H0 "locally calibrated" with KLCE²; all B null statistics in one kernel pass.
 
@@ -200,15 +208,32 @@ def klce_test(
     resamples. ``p_value_paper`` is the paper's ``#{null > statistic} / B``;
     ``parameters["klce"]`` always holds the plain KLCE² of eq. 4 and ``parameters["spec"]``
     the resolved :class:`KernelSpec` (bandwidths filled in).
+
+    ``computation`` (:mod:`core.computation`): ``"exact"`` tiles; ``"rff"`` random Fourier
+    features with ``n_features`` features (consistency nulls only; the level stays exact,
+    :mod:`core.rff`); ``"block"`` the linear-time block z-test of the plain KLCE² (blocks of
+    ``block_size`` rows); ``"auto"`` exact while it takes at most a few seconds here, else
+    rff. ``parameters["computation"]`` says which ran and why.
     """
     inputs = _checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
                                                     standardize, class_index))
-    _, variants = _scheme(null)
+    scheme, variants = _scheme(null)
     n_resamples = check_count("n_resamples", n_resamples, 1)
-    E = residual_columns(null, inputs.residuals, inputs.p, n_resamples,
-                         np.random.default_rng(seed))
+    n = inputs.p.shape[0]
+    label, reason = computation_choice(computation, n, n_resamples + 1, n_features)
+    if label == "block":
+        return _block_test(inputs, check_count("block_size", block_size, 2), reason)
+    if label != "exact" and scheme != "consistency":
+        raise ValueError(f"The '{null}' null needs the exact computation; random Fourier "
+                         "features are offered for the consistency nulls, whose resamples "
+                         "can be drawn chunk by chunk.")
     tested = variants if "plain" in variants else ("plain", *variants)
-    values = variant_statistics(inputs.points, E, tested)
+    if label == "exact":
+        E = residual_columns(null, inputs.residuals, inputs.p, n_resamples,
+                             np.random.default_rng(seed))
+        values = variant_statistics(inputs.points, E, tested)
+    else:
+        values = fourier_statistics(inputs, n_resamples, tested, n_features, seed)
     by_variant = dict(zip(tested, values, strict=True))
     combined = len(variants) > 1
     series = standardized_maximum(values) if combined else by_variant[variants[0]]
@@ -220,6 +245,8 @@ def klce_test(
                     "feature_bandwidth": inputs.feature_bandwidth,
                     "standardize": inputs.spec.standardize, "seed": seed,
                     "class_index": inputs.spec.class_index, "spec": inputs.spec,
+                    "engine": engine.current().describe(), "computation": label,
+                    "computation_reason": reason,
                     "klce": float(by_variant["plain"][0]),
                     **({"klce_centred": float(by_variant["centred"][0])}
                        if "centred" in by_variant else {}),
@@ -227,6 +254,34 @@ def klce_test(
                     f"{variants[0]} KLCE²"},
         p_value_paper=paper_p_value(observed, resampled),
     )
+
+
+def fourier_statistics(inputs: KernelInputs, n_resamples: int, variants: Sequence[str],
+                       n_features: int, seed: int) -> np.ndarray:
+    """``(len(variants), B + 1)`` plain / centred KLCE² under random Fourier features, the
+    consistency resamples drawn chunk by chunk (:mod:`core.rff`)."""
+    n = inputs.p.shape[0]
+    fourier = FourierMap.draw(inputs.points.shape[1], n_features, seed)
+    sums = accumulate(inputs.points, bernoulli_columns(inputs.p, inputs.residuals, n_resamples),
+                      fourier, seed)
+    rows = {"plain": sums.plain, "centred": sums.centred}
+    return np.stack([rows[variant]() for variant in variants]) / (n * (n - 1))
+
+
+def _block_test(inputs: KernelInputs, block_size: int, reason: str) -> TestResult:
+    """The linear-time block z-test of the plain KLCE² (Widmann et al. 2019's block test,
+    with the KLCE summand ``h_ij = e_i k_ij e_j``): the block estimates are i.i.d. with mean
+    KLCE², ``z = mean / (sd/√#blocks)``, ``p = 1 − Φ(z)``."""
+    estimates = block_estimates(inputs.points, inputs.residuals[:, None], 1.0, block_size)
+    mean = float(estimates.mean())
+    se = float(estimates.std(ddof=1) / np.sqrt(estimates.size)) if estimates.size > 1 else np.inf
+    z = mean / se if se > 0 else (np.inf if mean > 0 else 0.0)
+    return TestResult(mean, float(stats.norm.sf(z)), np.empty(0), "block", 0, {
+        "prob_bandwidth": inputs.prob_bandwidth, "feature_bandwidth": inputs.feature_bandwidth,
+        "spec": inputs.spec, "block_size": block_size, "n_blocks": int(estimates.size),
+        "z": float(z), "standard_error": se, "klce": mean, "statistic": "block KLCE²",
+        "computation": f"block({block_size})", "computation_reason": reason,
+        "engine": engine.current().describe()})
 
 
 def p_values_of_nulls(
@@ -332,7 +387,7 @@ def klce_grid_test(
         null=maxima[1:], method=f"max-z over {total} bandwidth pairs ({null})",
         n_resamples=n_resamples,
         parameters={"prob_bandwidths": p_grid.tolist(), "feature_bandwidths": x_grid.tolist(),
-                    "seed": seed},
+                    "seed": seed, "spec": base.spec, "engine": engine.current().describe()},
         p_value_paper=paper_p_value(maxima[0], maxima[1:]),
     )
     return GridTestResult(p_grid, x_grid, per_point[:, :, 0], p_values, aggregated, null,

@@ -426,23 +426,35 @@ def lce(
     ``β(x_j)`` are the predictions in the same of ``n_bins`` equal-width confidence bins as
     ``x_j`` (right-closed, as :func:`core.metrics.bin_indices`), ``x_j`` itself included.
 
-    Args:
-        conf: ``(n,)`` top-label confidences ``c_i`` in [0, 1].
-        correct: ``(n,)`` 1 if the prediction was right, 0 if wrong (``o_i``). Both come from
-            ``core.metrics.confidence_outcome(probs, y, "top-label")``.
-        features: ``(n, d)`` feature embedding ``φ(x_i)`` (e.g. t-SNE or PCA coordinates).
-        gamma: kernel bandwidth γ > 0; ``numpy.inf`` gives the γ → ∞ limit (the bin's gap).
-        n_bins: number of equal-width confidence bins (15 in the paper).
-        signed: return ``Σ(c − o)k / Σk`` without the absolute value — confidence minus
-            accuracy, so positive means over-confident and negative under-confident.
-        method: ``"exact"`` (tile engine), ``"binned"`` (grid approximation, 2-D features,
-            error at most :func:`binned_error_bound`) or ``"auto"`` (:func:`choose_method`).
-        grid_size: grid nodes per axis of the binned approximation.
-        tile_size: tile edge of the exact method's :func:`core.kernels.kernel_matmul`.
-        n_jobs: worker threads of the exact method (``None``: the tile engine's default).
+    Parameters
+    ----------
+    conf
+        ``(n,)`` top-label confidences ``c_i`` in [0, 1].
+    correct
+        ``(n,)`` 1 if the prediction was right, 0 if wrong (``o_i``). Both come from
+        ``core.metrics.confidence_outcome(probs, y, "top-label")``.
+    features
+        ``(n, d)`` feature embedding ``φ(x_i)`` (e.g. t-SNE or PCA coordinates).
+    gamma
+        kernel bandwidth γ > 0; ``numpy.inf`` gives the γ → ∞ limit (the bin's gap).
+    n_bins
+        number of equal-width confidence bins (15 in the paper).
+    signed
+        return ``Σ(c − o)k / Σk`` without the absolute value — confidence minus
+        accuracy, so positive means over-confident and negative under-confident.
+    method
+        ``"exact"`` (tile engine), ``"binned"`` (grid approximation, 2-D features,
+        error at most :func:`binned_error_bound`) or ``"auto"`` (:func:`choose_method`).
+    grid_size
+        grid nodes per axis of the binned approximation.
+    tile_size
+        tile edge of the exact method's :func:`core.kernels.kernel_matmul`.
+    n_jobs
+        worker threads of the exact method (``None``: the tile engine's default).
 
-    Returns:
-        ``(n,)`` float64, in [0, 1] (signed: in [−1, 1]).
+    Returns
+    -------
+    ``(n,)`` float64, in [0, 1] (signed: in [−1, 1]).
     """
     data = _prepare(conf, correct, features, n_bins)
     g = _check_gamma(gamma, data.features.shape[1])

@@ -2,20 +2,23 @@
 
 Every failure raises :class:`core.data.DataError` with a sentence for the person who uploaded
 the file. Text files are decoded as UTF-8 (a byte-order mark is accepted) and, failing that,
-as Windows-1252/Latin-1; the fallback is reported in :attr:`LoadedTable.notes`. Duplicate
-column names are rejected rather than silently renamed (pandas would call them ``a.1``).
+as Windows-1252/Latin-1; the fallback is reported in :attr:`LoadedTable.notes`. Repeated
+column names are resolved by :func:`core.data.deduplicate_columns` (identical copies dropped,
+differing ones kept as ``'name (column k)'``) and reported in the notes, never renamed
+silently the way pandas would (``a.1``).
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from core.data import DataError
+from core.data import DataError, deduplicate_columns, describe_rows
 
 TEXT_SUFFIXES = (".csv", ".txt", ".tsv", ".tab")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -49,7 +52,7 @@ def read_table(source: str | Path | bytes, name: str | None = None) -> LoadedTab
     if not data.strip():
         raise DataError(f"The file '{name}' is empty. Choose a file that contains a table.")
     if suffix in PARQUET_SUFFIXES:
-        return LoadedTable(_read_parquet(data, name), name)
+        return _loaded(_read_parquet(data, name), name, ())
     if suffix and suffix not in TEXT_SUFFIXES:
         raise DataError(
             f"The file '{name}' has the type '{suffix}', which cannot be read. Save it as CSV, "
@@ -62,9 +65,15 @@ def read_table(source: str | Path | bytes, name: str | None = None) -> LoadedTab
             "saved under a .csv name?). Export it as CSV, TSV or Parquet."
         )
     delimiter = "\t" if suffix in (".tsv", ".tab") else sniff_delimiter(text)
-    frame = _read_text(text, delimiter, name)
-    notes = tuple(n for n in (encoding_note, _delimiter_note(delimiter)) if n)
-    return LoadedTable(frame, name, notes)
+    frame, trailing_note = _read_text(text, delimiter, name)
+    notes = tuple(n for n in (encoding_note, _delimiter_note(delimiter), trailing_note) if n)
+    return _loaded(frame, name, notes)
+
+
+def _loaded(frame: pd.DataFrame, name: str, notes: tuple[str, ...]) -> LoadedTable:
+    """The table with unique column names; what that took is added to the notes."""
+    deduplicated = deduplicate_columns(frame)
+    return LoadedTable(deduplicated.frame, name, notes + deduplicated.notes)
 
 
 def _decode(data: bytes, name: str) -> tuple[str, str | None]:
@@ -98,21 +107,24 @@ def _delimiter_note(delimiter: str) -> str | None:
     return f"Columns are separated by a {shown}."
 
 
-def _read_text(text: str, delimiter: str, name: str) -> pd.DataFrame:
+def _read_text(text: str, delimiter: str, name: str) -> tuple[pd.DataFrame, str | None]:
+    """The table, and a note when lines ended with empty fields beyond the header's.
+
+    ``index_col=False``: pandas would otherwise turn the first column into the row index,
+    silently shifting every value one column left, when all lines have one field more than
+    the header (a trailing delimiter, or an unnamed first column).
+    """
     try:
-        header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), [])
+        header = next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter,
+                                 skipinitialspace=True), [])
     except csv.Error as error:
         raise DataError(f"The file '{name}' could not be read as a table ({error}).") from None
     header = [h.strip() for h in header]
-    duplicated = sorted({h for h in header if header.count(h) > 1})
-    if duplicated:
-        raise DataError(
-            f"The file '{name}' has more than one column named "
-            f"{', '.join(repr(h) for h in duplicated)}. Rename the duplicates so every column "
-            "name is unique, then upload again."
-        )
     try:
-        frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            frame = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True,
+                                index_col=False)
     except pd.errors.EmptyDataError:
         raise DataError(f"The file '{name}' has no columns. Choose a file with a header line.") \
             from None
@@ -121,27 +133,58 @@ def _read_text(text: str, delimiter: str, name: str) -> pd.DataFrame:
             f"The file '{name}' could not be read as a table ({_first_line(error)}). Check that "
             "every line has the same number of fields as the header."
         ) from None
-    frame.columns = [str(c).strip() for c in frame.columns]
+    warned = any(issubclass(w.category, pd.errors.ParserWarning) for w in caught)
+    note = _extra_fields(text, delimiter, name, frame.shape[1]) if warned else None
+    # pandas renames a repeated header ('a', 'a.1'); give every column its name from the file
+    # (an empty header keeps pandas' 'Unnamed: k') so that the repeats can be resolved openly.
+    parsed = [str(c).strip() for c in frame.columns]
+    if len(header) == len(parsed):
+        parsed = [h if h else p for h, p in zip(header, parsed, strict=True)]
+    frame.columns = parsed
     if frame.shape[1] == 0:
         raise DataError(f"The file '{name}' has no columns. Choose a file with a header line.")
-    return frame
+    return frame, note
+
+
+def _extra_fields(text: str, delimiter: str, name: str, width: int) -> str:
+    """Lines longer than the header: a note if the extra fields are empty, else a DataError."""
+    body = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, header=None,
+                       skiprows=1, dtype=str, keep_default_na=False)
+    extra = body.iloc[:, width:].apply(lambda column: column.str.strip() != "")
+    filled = extra.to_numpy().any(axis=1)
+    if filled.any():
+        raise DataError(
+            f"The file '{name}' could not be read as a table: {describe_rows(filled)} have more "
+            f"fields than the header's {width}. Check that every line has the same number of "
+            "fields as the header (a missing column name?)."
+        )
+    return "Lines end with a delimiter after the last column; the empty last field was ignored."
 
 
 def _read_parquet(data: bytes, name: str) -> pd.DataFrame:
     try:
-        frame = pd.read_parquet(io.BytesIO(data))
+        frame = _parquet_frame(data)
     except Exception as error:  # pyarrow raises many types for corrupt files
         raise DataError(
             f"The file '{name}' could not be read as Parquet ({_first_line(error)}). Export it "
             "again, or save it as CSV."
         ) from None
-    duplicated = frame.columns[frame.columns.duplicated()].unique()
-    if len(duplicated):
-        raise DataError(
-            f"The file '{name}' has more than one column named "
-            f"{', '.join(repr(str(h)) for h in duplicated)}. Rename the duplicates."
-        )
     frame.columns = [str(c) for c in frame.columns]
+    return frame
+
+
+def _parquet_frame(data: bytes) -> pd.DataFrame:
+    """The Parquet file as a frame; repeated field names (which pandas cannot read) are read
+    positionally and restored, for :func:`core.data.deduplicate_columns` to resolve."""
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(io.BytesIO(data)).read()
+    names = [str(n) for n in table.column_names]
+    if len(set(names)) == len(names):
+        return table.to_pandas()
+    positional = table.rename_columns([f"column {i}" for i in range(len(names))])
+    frame = positional.replace_schema_metadata(None).to_pandas()
+    frame.columns = names
     return frame
 
 

@@ -26,18 +26,22 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from core.data import ColumnMapping, DataError
+from core.data import MISSING_LEVEL, ColumnMapping, DataError, deduplicate_columns, is_categorical
 
 #: Model name → label shown to users.
 REFERENCE_MODELS: dict[str, str] = {
     "logistic": "Logistic regression",
     "random_forest": "Random forest",
+    "random_forest_default": "Random forest, scikit-learn defaults (as in the I-trustworthy "
+                             "COMPAS audit)",
     "gradient_boosting": "Gradient boosting (histogram-based)",
 }
 #: The same models as a noun phrase inside a sentence.
 _MODEL_PHRASES = {
     "logistic": "a logistic regression",
     "random_forest": "a random forest",
+    "random_forest_default": "a random forest with scikit-learn's default settings (100 fully "
+                             "grown trees)",
     "gradient_boosting": "a histogram-based gradient-boosting model",
 }
 #: Fewest rows the workflow accepts (a third of them is about 20 training rows).
@@ -46,8 +50,6 @@ MIN_ROWS = 60
 MIN_CLASS_ROWS = 3
 SPLIT_COLUMN = "split"
 SPLIT_PARTS = ("train", "calibration", "test")
-#: Level given to missing values of a categorical feature.
-MISSING_LEVEL = "(missing)"
 #: Trees in the random forest.
 FOREST_TREES = 300
 #: Smallest leaf of the random forest (larger leaves give less extreme probabilities).
@@ -98,8 +100,15 @@ def _check_fractions(fractions: Sequence[float]) -> np.ndarray:
     return values / values.sum()
 
 
-def _check_columns(df: pd.DataFrame, label: str, model_features: Sequence[str]) -> list[str]:
-    """The model features as a list, after checking that every named column exists."""
+def _check_columns(
+    df: pd.DataFrame, label: str, model_features: Sequence[str],
+    ambiguous: dict[str, tuple[str, ...]],
+) -> list[str]:
+    """The model features as a list, after checking that every named column exists once.
+
+    ``df`` is the table after :func:`~core.data.deduplicate_columns`; ``ambiguous`` the names
+    that several differing columns shared there.
+    """
     features = list(model_features)
     if not features:
         raise DataError("Choose at least one model feature for the reference model to learn from.")
@@ -114,21 +123,18 @@ def _check_columns(df: pd.DataFrame, label: str, model_features: Sequence[str]) 
     names = [str(c) for c in df.columns]
     shown = ", ".join(repr(c) for c in names[:12]) + (", …" if len(names) > 12 else "")
     for column, role in [(label, "label"), *((f, "model feature") for f in features)]:
+        if str(column) in ambiguous:
+            raise DataError(
+                f"The table has more than one column named '{column}', with different values "
+                f"({role}); rename the duplicates, or choose one of "
+                f"{', '.join(repr(c) for c in ambiguous[str(column)])}."
+            )
         if column not in df.columns:
             raise DataError(
                 f"Column '{column}' ({role}) is not in the table. Pick one of the table's "
                 f"columns: {shown}."
             )
-        if list(df.columns).count(column) > 1:
-            raise DataError(
-                f"The table has more than one column named '{column}'; rename the duplicates."
-            )
     return features
-
-
-def _is_categorical(series: pd.Series) -> bool:
-    """Text, categorical and boolean columns are one-hot encoded; numbers are not."""
-    return pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series)
 
 
 def _check_numeric_feature(series: pd.Series) -> None:
@@ -303,6 +309,8 @@ def _make_estimator(model: str, numeric: list[str], categorical: list[str], seed
         classifier = RandomForestClassifier(
             n_estimators=FOREST_TREES, min_samples_leaf=FOREST_MIN_LEAF, random_state=seed
         )
+    elif model == "random_forest_default":
+        classifier = RandomForestClassifier(random_state=seed)
     else:
         classifier = HistGradientBoostingClassifier(random_state=seed)
     return Pipeline([("encode", encoder), ("classify", classifier)])
@@ -395,7 +403,10 @@ def train_reference_model(
             columns are one-hot encoded, numeric ones must have no missing values.
         model: a key of :data:`REFERENCE_MODELS` — ``"logistic"`` (standardised numbers,
             L2-penalised logistic regression, multinomial for several classes),
-            ``"random_forest"`` (300 trees, leaves of at least 5 rows) or
+            ``"random_forest"`` (300 trees, leaves of at least 5 rows, which keeps the
+            probabilities from being extreme), ``"random_forest_default"`` (scikit-learn's
+            defaults: 100 trees grown until their leaves are pure — the configuration of the
+            I-trustworthy COMPAS audit, whose overfit forest is miscalibrated) or
             ``"gradient_boosting"`` (scikit-learn's HistGradientBoostingClassifier).
         fractions: shares of train, calibration and test rows.
         seed: seeds the split and the model.
@@ -405,7 +416,9 @@ def train_reference_model(
     """
     _check_model(model)
     shares = _check_fractions(fractions)
-    features = _check_columns(df, label, model_features)
+    deduplicated = deduplicate_columns(df)
+    features = _check_columns(deduplicated.frame, label, model_features, deduplicated.ambiguous)
+    df = deduplicated.frame
     y, classes = _encode_labels(df[label])
     if len(df) < MIN_ROWS:
         raise DataError(
@@ -413,7 +426,7 @@ def train_reference_model(
             f"at least {MIN_ROWS}. Load more data."
         )
     _check_class_sizes(label, y, classes)
-    categorical = [c for c in features if _is_categorical(df[c])]
+    categorical = [c for c in features if is_categorical(df[c])]
     numeric = [c for c in features if c not in categorical]
     for column in numeric:
         _check_numeric_feature(df[column])
@@ -441,7 +454,7 @@ def train_reference_model(
         positive=classes[1] if len(classes) == 2 else None,
     )
     missing_levels = [c for c in categorical if df[c].isna().any()]
-    notes = _notes(
+    notes = deduplicated.notes + _notes(
         model, split, label, classes, numeric, categorical, replaced, seed, missing_levels
     )
     return ReferenceModelResult(

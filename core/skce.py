@@ -74,14 +74,20 @@ def skce(
 ) -> float:
     """SKCE with a Gaussian kernel ``exp(-‖p − p'‖² / (2σ²))`` on prediction vectors.
 
-    Args:
-        probs: ``(n,)`` P(y=1) or ``(n, m)`` class probabilities.
-        y: integer labels 0..m−1.
-        bandwidth: σ; ``None`` = median heuristic on the prediction vectors.
-        estimator: ``"unbiased"`` (quadratic U-statistic), ``"biased"`` (V-statistic, ≥ 0) or
-            ``"block"`` (mean of unbiased estimates over blocks of ``block_size``, default 2:
-            the linear-time estimator).
-        block_size: block size b for ``"block"``; b = n equals the unbiased estimator.
+    Parameters
+    ----------
+    probs
+        ``(n,)`` P(y=1) or ``(n, m)`` class probabilities.
+    y
+        integer labels 0..m−1.
+    bandwidth
+        σ; ``None`` = median heuristic on the prediction vectors.
+    estimator
+        ``"unbiased"`` (quadratic U-statistic), ``"biased"`` (V-statistic, ≥ 0) or
+        ``"block"`` (mean of unbiased estimates over blocks of ``block_size``, default 2:
+        the linear-time estimator).
+    block_size
+        block size b for ``"block"``; b = n equals the unbiased estimator.
     """
     check_choice(estimator, ESTIMATORS, "SKCE estimator", f"use one of {ESTIMATORS}")
     Z, R, sigma = skce_inputs(probs, y, bandwidth)

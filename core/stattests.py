@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from core._validation import check_choice, check_count
+from core import engine
+from core._validation import check_choice, check_count, check_probs
 from core.kernels import quadratic_forms
 from core.resampling import bernoulli_residuals, categorical_labels
 from core.skce import block_estimates, skce_inputs
@@ -28,15 +29,23 @@ SKCE_METHODS = ("consistency", "block", "bound")
 class TestResult:
     """Outcome of a calibration test.
 
-    Attributes:
-        statistic: the observed test statistic.
-        p_value: ``(1 + #{null ≥ statistic}) / (1 + B)`` for resampling tests, else the
-            asymptotic or bound p-value.
-        null: the B resampled statistics (empty for tests without resampling).
-        method: which test ran.
-        n_resamples: B (0 without resampling).
-        parameters: everything else needed to reproduce or explain the result.
-        p_value_paper: ``#{null > statistic} / B`` (the convention of the papers' code).
+    Attributes
+    ----------
+    statistic
+        the observed test statistic.
+    p_value
+        ``(1 + #{null ≥ statistic}) / (1 + B)`` for resampling tests, else the
+        asymptotic or bound p-value.
+    null
+        the B resampled statistics (empty for tests without resampling).
+    method
+        which test ran.
+    n_resamples
+        B (0 without resampling).
+    parameters
+        everything else needed to reproduce or explain the result.
+    p_value_paper
+        ``#{null > statistic} / B`` (the convention of the papers' code).
     """
 
     __test__ = False  # not a pytest test class
@@ -107,7 +116,8 @@ def skce_test(
         return bound_test(float(quadratic_forms(Z, R, sigma).sum() / (n * (n - 1))), n, sigma)
     values = _consistency_statistics(Z, R, sigma, n_resamples, np.random.default_rng(seed))
     return resampling_result(values[0], values[1:], "consistency", bandwidth=sigma,
-                             estimator="unbiased", seed=seed)
+                             estimator="unbiased", seed=seed,
+                             engine=engine.current().describe())
 
 
 def bound_test(statistic: float, n: int, bandwidth: float) -> TestResult:
@@ -175,8 +185,13 @@ def hosmer_lemeshow(
     was fitted on these rows (Hosmer & Lemeshow 1980) and G when it is evaluated on new data,
     as in an audit on a held-out split (the default). Groups with zero variance are skipped.
     """
-    confidence = np.asarray(confidence, dtype=np.float64)
+    confidence = check_probs(confidence)
+    if confidence.ndim != 1:
+        raise ValueError("confidence must be a 1-D array: one probability per row.")
     outcome = np.asarray(outcome, dtype=np.float64)
+    if outcome.shape != confidence.shape or not np.isin(outcome, (0.0, 1.0)).all():
+        raise ValueError("outcome must hold one 0 or 1 per row of confidence.")
+    n_groups = check_count("n_groups", n_groups, 1)
     order = np.argsort(confidence, kind="stable")
     groups = np.array_split(order, min(n_groups, confidence.size))
     observed = np.array([outcome[g].sum() for g in groups])

@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.components import dataset_card
+from dashboard.guard import run_page
 from dashboard.state import active_audit, active_source
 
 HERE = Path(__file__).resolve().parent
@@ -32,7 +33,7 @@ PAGES = [
 
 st.logo(str(HERE.parent / "assets" / "logo.png"))
 navigation = st.navigation(PAGES)
-navigation.run()
+run_page(navigation.run, navigation.title, active_source)
 # Drawn after the page so that a dataset the page just activated shows at once.
 with st.sidebar:
     dataset_card(active_audit(), active_source())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -27,3 +28,38 @@ def upload_frame(n: int = 120, seed: int = 3) -> pd.DataFrame:
 @pytest.fixture
 def upload_csv() -> bytes:
     return upload_frame().to_csv(index=False).encode()
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture(autouse=True)
+def no_page_failure(request):
+    """Fail any test during which a page failed behind the page guard (dashboard/guard.py).
+
+    The guard turns a page's exception into a message, so ``AppTest.exception`` stays empty;
+    its server-side log record is what proves a page failed. Tests that provoke a failure on
+    purpose request ``expected_page_failures`` instead.
+    """
+    handler = _Records()
+    logger = logging.getLogger("calibration_atlas.pages")
+    logger.addHandler(handler)
+    request.node.page_failures = handler.records
+    yield
+    logger.removeHandler(handler)
+    if handler.records and "expected_page_failures" not in request.fixturenames:
+        record = handler.records[0]
+        detail = logging.Formatter().formatException(record.exc_info) if record.exc_info else ""
+        pytest.fail(f"{record.getMessage()}\n{detail}")
+
+
+@pytest.fixture
+def expected_page_failures(request, no_page_failure) -> list[logging.LogRecord]:
+    """The page-guard log records of this test (a failure is expected, not an error)."""
+    return request.node.page_failures

@@ -108,7 +108,6 @@ DEFECTS = {
     "labels": "3 distinct values",
     "few-rows": "only 12 rows",
     "not-summing": "sum to 1",
-    "duplicate": "more than one column named 'sex'",
     "empty": "is empty",
     "unreadable": "could not be read",
 }
@@ -124,3 +123,12 @@ def test_defective_upload_shows_a_message_not_a_traceback(kind: str) -> None:
     messages = " ".join(e.value for e in at.error)
     assert DEFECTS[kind] in messages, messages
     assert "Traceback" not in messages
+
+
+def test_duplicate_headers_are_accepted_and_reported() -> None:
+    # issue 14: no longer a defect; the differing 'sex' columns are both kept, by position
+    at = upload(start(), defective("duplicate"))
+    assert not at.error, [e.value for e in at.error]
+    notes = " ".join(i.value for i in at.info)
+    assert "more than one column named 'sex'" in notes, notes
+    assert "'sex (column 3)', 'sex (column 4)'" in notes, notes

@@ -280,7 +280,8 @@ def test_empty_table() -> None:
 def test_duplicate_column_names() -> None:
     df = binary_frame()
     df.columns = ["y", "p", "age", "age", "split"]
-    expect_error(df, "more than one column named 'age'", label="y", prob="p")
+    # issue 14: refused only when the ambiguous name is mapped to a role
+    expect_error(df, "more than one column named 'age'", label="y", prob="p", features=["age"])
 
 
 def test_missing_labels() -> None:

@@ -56,9 +56,12 @@ def test_header_only_gives_an_empty_table() -> None:
     assert len(read_table(b"y,p\n", "t.csv").frame) == 0
 
 
-def test_duplicate_header_names_are_rejected_not_renamed() -> None:
-    with pytest.raises(DataError, match="more than one column named 'p'"):
-        read_table(b"y,p,p\n0,0.1,0.2\n", "t.csv")
+def test_duplicate_header_names_are_kept_apart_and_reported_not_renamed_silently() -> None:
+    # issue 14: such files are accepted; differing duplicates keep both, named by position
+    loaded = read_table(b"y,p,p\n0,0.1,0.2\n", "t.csv")
+    assert list(loaded.frame.columns) == ["y", "p (column 2)", "p (column 3)"]
+    assert loaded.frame["p (column 3)"].tolist() == [0.2]
+    assert any("more than one column named 'p'" in note for note in loaded.notes)
 
 
 def test_ragged_rows_are_unreadable() -> None:

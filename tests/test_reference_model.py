@@ -51,7 +51,8 @@ def three_class_table(n: int = 600, seed: int = 1, labels=("alpha", "beta", "gam
 
 
 def test_reference_models_are_named():
-    assert set(REFERENCE_MODELS) == {"logistic", "random_forest", "gradient_boosting"}
+    assert set(REFERENCE_MODELS) == {"logistic", "random_forest", "random_forest_default",
+                                     "gradient_boosting"}
     assert all(isinstance(label, str) and label for label in REFERENCE_MODELS.values())
 
 

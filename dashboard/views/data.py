@@ -172,6 +172,11 @@ def reference_tab() -> None:
         "its predictions on the other two thirds (a calibration and a test split), as in the "
         "COMPAS audit of the I-trustworthy paper."
     )
+    st.caption(
+        "To redo that audit, choose the random forest with scikit-learn's defaults (the "
+        "paper's overfit forest); the default random forest keeps leaves of at least 5 rows "
+        "and comes out far better calibrated."
+    )
     sources = reference_sources()
     source = st.selectbox("Raw table", list(sources), key="ref_source")
     defaults = sources[source]
@@ -194,7 +199,10 @@ def reference_tab() -> None:
             "Model", list(REFERENCE_MODELS), format_func=REFERENCE_MODELS.get,
             index=list(REFERENCE_MODELS).index("random_forest"), key="ref_model",
         )
-        seed = st.number_input("Seed", min_value=0, value=0, step=1, key="ref_seed")
+        seed = st.number_input(
+            "Split seed", min_value=0, value=0, step=1, key="ref_seed",
+            help="Seeds the stratified train / calibration / test split (and the model): the "
+                 "same seed gives the same split, so a published audit can be redone.")
     with right:
         audit_features = st.multiselect(
             "Audit features", others,

@@ -6,7 +6,13 @@ import numpy as np
 import streamlit as st
 
 from core import metrics
-from core.figures import lce_cdf_figure, lce_scatter_figure, mlce_curve_figure
+from core.embedding import landscape_coordinates, profile_coordinates
+from core.figures import (
+    lce_cdf_figure,
+    lce_profile_figure,
+    lce_scatter_figure,
+    mlce_curve_figure,
+)
 from core.lce import bin_lce_cdf, bin_summary, confidence_bins
 from dashboard import cache
 from dashboard.components import analysis_part
@@ -33,23 +39,40 @@ if audit.feature_frame.shape[1] == 0:
 c1, c2, c3 = st.columns([2, 1, 1])
 features = tuple(c1.multiselect("Audit features", list(audit.feature_frame.columns),
                                 default=list(audit.feature_frame.columns), key="lce_features"))
-method = c2.radio("Embedding", list(METHOD_LABELS), format_func=METHOD_LABELS.get,
-                  horizontal=True, key="lce_method")
-signed = c3.toggle("Signed LCE", value=True, key="lce_signed",
-                   help="Signed: confidence − accuracy (positive = over-confident).")
 if not features:
     st.info("Choose at least one audit feature.")
     st.stop()
+encoded = data.feature_matrix(features)
+profile = encoded.shape[1] == 1  # one numeric feature: no plane to embed, draw LCE against it
+if profile:
+    method = "profile"
+    c2.caption("One audit feature: the LCE is drawn against it. Choose two or more features "
+               "(or a categorical one) for an embedding.")
+else:
+    method = c2.radio("Embedding", list(METHOD_LABELS), format_func=METHOD_LABELS.get,
+                      horizontal=True, key="lce_method")
+signed = c3.toggle("Signed LCE", value=True, key="lce_signed",
+                   help="Signed: confidence − accuracy (positive = over-confident).")
 
-bar = st.progress(0.0, text=f"{METHOD_LABELS[method]} embedding…")
-embedding = cache.embedding(data.fingerprint, features, method, data,
-                            progress=lambda fraction, message: bar.progress(fraction,
-                                                                            text=message))
-bar.empty()
-coords = embedding.coords[:, :2] if embedding.coords.shape[1] >= 2 else \
-    np.column_stack([embedding.coords[:, 0], np.zeros(data.n)])
-standardized = (coords - coords.mean(axis=0)) / np.where(coords.std(axis=0) > 0,
-                                                          coords.std(axis=0), 1.0)
+if profile:
+    feature_name = features[0]
+    coords = encoded[:, 0]
+    standardized = profile_coordinates(coords)
+    fitted = f"the LCE is computed on '{feature_name}' z-scored"
+else:
+    bar = st.progress(0.0, text=f"{METHOD_LABELS[method]} embedding…")
+    try:
+        embedding = cache.embedding(data.fingerprint, features, method, data,
+                                    progress=lambda fraction, message: bar.progress(
+                                        fraction, text=message))
+    except ValueError as error:  # too few distinct rows for t-SNE/UMAP, constant features
+        bar.empty()
+        st.warning(f"{error}", icon=":material/warning:")
+        st.stop()
+    bar.empty()
+    coords = embedding.coords
+    standardized = landscape_coordinates(coords)
+    fitted = f"the embedding was fitted on {embedding.n_fit:,} rows"
 
 conf, correct = metrics.confidence_outcome(data.probs, data.y, "top-label")
 gamma = st.select_slider("Kernel bandwidth γ", GAMMAS, value=0.2, key="lce_gamma",
@@ -60,8 +83,10 @@ values = cache.lce_values(data.fingerprint, features, method, gamma, signed, sta
                           conf, correct)
 summary = bin_summary(conf, correct, np.abs(values), N_BINS)
 filled = summary[summary["count"] > 0]
+# The labels name the bin by what does not depend on γ: a label that changes with the slider
+# would make the widget forget the chosen bin.
 labels = {int(r.bin): f"({r.bin_lower:.2f}, {r.bin_upper:.2f}] — {int(r.count):,} rows, "
-                      f"bin error {r.calibration_error:.3f}, mean LCE {r.mean_lce:.3f}"
+                      f"bin error {r.calibration_error:.3f}"
           for r in filled.itertuples()}
 largest = int(filled.loc[filled["count"].idxmax(), "bin"])
 chosen = st.selectbox("Confidence bin", list(labels), index=list(labels).index(largest),
@@ -70,10 +95,15 @@ chosen = st.selectbox("Confidence bin", list(labels), index=list(labels).index(l
 in_bin = confidence_bins(conf, N_BINS) == chosen
 left, right = st.columns([3, 2])
 with left:
-    title = (f"{METHOD_LABELS[method]} of {', '.join(features)} — bin "
-             f"({summary.loc[chosen, 'bin_lower']:.2f}, {summary.loc[chosen, 'bin_upper']:.2f}]")
-    st.plotly_chart(lce_scatter_figure(coords, values, in_bin, signed, title),
-                    width="stretch", key="lce_scatter")
+    where = (f"bin ({summary.loc[chosen, 'bin_lower']:.2f}, "
+             f"{summary.loc[chosen, 'bin_upper']:.2f}]")
+    if profile:
+        figure = lce_profile_figure(coords, values, in_bin, signed, feature_name,
+                                    f"LCE against {feature_name} — {where}")
+    else:
+        figure = lce_scatter_figure(coords, values, in_bin, signed,
+                                    f"{METHOD_LABELS[method]} of {', '.join(features)} — {where}")
+    st.plotly_chart(figure, width="stretch", key="lce_scatter")
 with right:
     cdf = bin_lce_cdf(conf, correct, np.abs(values), chosen, N_BINS)
     st.plotly_chart(lce_cdf_figure(cdf.values, cdf.fraction, cdf.calibration_error,
@@ -94,6 +124,5 @@ st.plotly_chart(mlce_curve_figure(curve, mce, gamma), width="stretch", key="lce_
 st.caption(
     "MLCE (eq. 5), the largest LCE, falls from the worst individual error at small γ to the "
     f"global MCE ({mce:.3f}) as γ grows (Lemma 1). Computed by the "
-    f"{curve['method'].iloc[0]} method on {data.n:,} rows ({part}); the embedding was fitted "
-    f"on {embedding.n_fit:,} rows."
+    f"{curve['method'].iloc[0]} method on {data.n:,} rows ({part}); {fitted}."
 )

@@ -1,0 +1,61 @@
+"""Which computation runs a kernel test: exact tiles, random Fourier features or blocks.
+
+* ``"exact"`` — the tile engine's O(n²·B) double sums (:mod:`core.kernels`);
+* ``"rff"`` — random Fourier features, O(n·D·B), level exact for any D (:mod:`core.rff`);
+* ``"block"`` — the linear-time block estimator and its asymptotic z-test;
+* ``"auto"`` — exact when its estimated time on this machine is at most
+  :data:`AUTO_SECONDS`, random Fourier features above.
+
+The estimate is ``n²/2 · columns`` pair-columns at the speed measured once per process on a
+small tile pass (so a faster machine, or the GPU engine, keeps exact tests for larger n).
+Every result records the computation in ``parameters["computation"]`` and, when chosen
+automatically, why.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+
+from core import engine
+from core._validation import check_choice, check_count
+
+COMPUTATIONS = ("auto", "exact", "rff", "block")
+#: ``"auto"`` runs the exact test when it is expected to take at most this many seconds.
+AUTO_SECONDS = 10.0
+
+
+@functools.cache
+def _seconds_per_pair_column(engine_name: str) -> float:
+    """Measured cost of one (pair, column) of the exact sum on this machine and engine."""
+    from core.kernels import quadratic_forms
+
+    rng = np.random.default_rng(0)
+    n, columns = 2048, 64
+    points, E = rng.standard_normal((n, 2)), rng.standard_normal((n, columns))
+    quadratic_forms(points, E[:, :2])  # warm-up (thread pool, BLAS)
+    start = time.perf_counter()
+    quadratic_forms(points, E)
+    return (time.perf_counter() - start) / (n * n / 2 * columns)
+
+
+def exact_seconds(n: int, columns: int) -> float:
+    """Estimated time of an exact pass over n rows with ``columns`` residual columns."""
+    return _seconds_per_pair_column(engine.current().name) * n * n / 2 * columns
+
+
+def choose(computation: str, n: int, columns: int, n_features: int) -> tuple[str, str]:
+    """``(label, reason)``: the computation that runs, e.g. ``"rff(1024)"``, and why."""
+    check_choice(computation, COMPUTATIONS, "computation",
+                 f"choose one of {', '.join(COMPUTATIONS)}")
+    n_features = check_count("n_features", n_features, 1)
+    if computation != "auto":
+        return (f"rff({n_features})" if computation == "rff" else computation), "as asked"
+    estimate = exact_seconds(n, columns)
+    if estimate <= AUTO_SECONDS:
+        return "exact", f"the exact test takes about {estimate:.1f} s here"
+    return (f"rff({n_features})",
+            f"the exact test would take about {estimate:,.0f} s here (over {AUTO_SECONDS:g} s); "
+            f"random Fourier features keep the level exact")

@@ -1,0 +1,205 @@
+"""Where the tile engine's tiles run: a thread pool (default), a Dask cluster, or a GPU.
+
+:mod:`core.kernels` holds the mathematics — every kernel sum is a list of independent tile
+tasks, each a pure function of shared arrays and its own tile index that returns a partial
+sum — and asks the engine chosen here to schedule them:
+
+* ``"threads"`` — a thread pool on this machine (numpy releases the GIL in ``exp`` and BLAS),
+  BLAS held to one thread per worker;
+* ``"dask"`` — the tasks run on a ``dask.distributed`` cluster: the shared arrays are
+  scattered to the workers once per call, every task returns its partial sum there and the
+  partial sums are added up on the cluster, so only the result travels back. The statistic
+  is the threaded engine's, to rounding (the tiles and their sums are the same; only the
+  order of the final additions differs);
+* ``"gpu"`` — the same tile functions with CuPy as the array module (float64 by default;
+  ``dtype="float32"`` trades about seven digits for speed, with partial sums still added in
+  float64).
+
+The choice is a context variable, so it holds per thread and per Streamlit session::
+
+    from core import engine
+    with engine.use("dask", client=client):
+        local.klce_test(...)
+    engine.set("threads")
+
+Every result of a kernel test records ``engine.current().describe()``. With no choice made,
+:func:`current` reads the environment once: ``CALIBRATION_ATLAS_DASK`` (a scheduler address,
+e.g. ``tcp://10.0.0.5:8786``) selects a Dask cluster, ``CALIBRATION_ATLAS_ENGINE=gpu`` the GPU.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from types import ModuleType
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from core._validation import check_choice
+
+ENGINES = ("threads", "dask", "gpu")
+DTYPES = ("float64", "float32")
+#: Environment variables read when no engine was chosen in code.
+DASK_ADDRESS_VARIABLE = "CALIBRATION_ATLAS_DASK"
+ENGINE_VARIABLE = "CALIBRATION_ATLAS_ENGINE"
+#: Tile edge on the GPU: one tile of 8,192² float64 is 512 MiB, far from any card's limit,
+#: and large enough to keep the device busy.
+GPU_TILE = 8192
+
+
+@dataclass(frozen=True)
+class Engine:
+    """Where tiles run: ``name`` in :data:`ENGINES`, a Dask ``client`` for ``"dask"``, and the
+    compute ``dtype`` of the GPU."""
+
+    name: str = "threads"
+    client: object | None = field(default=None, compare=False, repr=False)
+    dtype: str = "float64"
+
+    def __post_init__(self) -> None:
+        check_choice(self.name, ENGINES, "engine", f"choose one of {', '.join(ENGINES)}")
+        check_choice(self.dtype, DTYPES, "dtype", "choose 'float64' or 'float32'")
+        if self.name == "dask" and self.client is None:
+            raise ValueError("The Dask engine needs a client: engine.use('dask', "
+                             "client=dask.distributed.Client(address)).")
+        if self.name == "gpu" and not gpu_available():
+            raise ValueError("The GPU engine needs CuPy with a CUDA device, and none was found; "
+                             "use the 'threads' engine (the default).")
+        if self.name != "gpu" and self.dtype != "float64":
+            raise ValueError("dtype='float32' is offered on the GPU engine only.")
+
+    def describe(self) -> str:
+        """One line for a result's parameters, e.g. ``"threads"`` or ``"gpu (float32)"``."""
+        if self.name == "dask":
+            workers = len(getattr(self.client, "scheduler_info", dict)().get("workers", {}))
+            return f"dask ({workers} workers)"
+        return f"gpu ({self.dtype})" if self.name == "gpu" else "threads"
+
+
+_CHOSEN: ContextVar[Engine | None] = ContextVar("calibration_atlas_engine", default=None)
+
+
+@functools.cache
+def gpu_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    try:
+        import cupy
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 — no CuPy, no driver, no device: all mean "no GPU"
+        return False
+
+
+@functools.cache
+def _from_environment() -> Engine:
+    address = os.environ.get(DASK_ADDRESS_VARIABLE)
+    if address:
+        from dask.distributed import Client
+        return Engine("dask", client=Client(address))
+    if os.environ.get(ENGINE_VARIABLE, "threads") == "gpu":
+        return Engine("gpu")
+    return Engine()
+
+
+def current() -> Engine:
+    """The engine chosen in this context, else the one the environment names (threads)."""
+    chosen = _CHOSEN.get()
+    return chosen if chosen is not None else _from_environment()
+
+
+def set(name: str = "threads", client: object | None = None,  # noqa: A001 — engine.set(...)
+        dtype: str = "float64") -> Engine:
+    """Choose the engine for the rest of this context (thread / Streamlit session)."""
+    chosen = Engine(name, client, dtype)
+    _CHOSEN.set(chosen)
+    return chosen
+
+
+@contextmanager
+def use(name: str, client: object | None = None, dtype: str = "float64") -> Iterator[Engine]:
+    """Run the block's kernel sums on another engine, then restore the previous choice."""
+    token = _CHOSEN.set(Engine(name, client, dtype))
+    try:
+        yield _CHOSEN.get()
+    finally:
+        _CHOSEN.reset(token)
+
+
+# --------------------------------------------------------------------------- array modules
+
+
+def array_module(name: str) -> ModuleType:
+    """numpy, or CuPy for ``"cupy"`` (tiles name their module, so they pickle for Dask)."""
+    if name == "cupy":
+        import cupy
+        return cupy
+    return np
+
+
+def to_host(array: object) -> np.ndarray:
+    """A numpy array from a numpy or CuPy array."""
+    return array.get() if hasattr(array, "get") else np.asarray(array)
+
+
+# --------------------------------------------------------------------------- scheduling
+
+
+def default_workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _add(parts: Sequence[np.ndarray]) -> np.ndarray:
+    total = np.zeros_like(np.asarray(parts[0]), dtype=np.float64)
+    for part in parts:
+        total += part
+    return total
+
+
+def run_tiles(
+    task: Callable[..., np.ndarray],
+    shared: tuple[np.ndarray, ...],
+    items: Sequence[object],
+    reduce: str,
+    n_jobs: int | None = None,
+) -> np.ndarray | list[np.ndarray]:
+    """``[task(xp, *shared, item) for item in items]``, scheduled by the current engine.
+
+    ``task`` must be a module-level function (Dask pickles it) whose first argument is the
+    array module's name (``"numpy"`` or ``"cupy"``); ``reduce="sum"`` adds the partial sums
+    (on the cluster, for Dask) and ``reduce="stack"`` returns the parts in order.
+    """
+    engine = current()
+    if engine.name == "dask":
+        return _run_dask(engine.client, task, shared, items, reduce)
+    if engine.name == "gpu":
+        xp = array_module("cupy")
+        dtype = xp.float32 if engine.dtype == "float32" else xp.float64
+        device = tuple(xp.asarray(a, dtype=dtype) for a in shared)
+        parts = [to_host(task("cupy", *device, item)).astype(np.float64) for item in items]
+        return _add(parts) if reduce == "sum" else parts
+    parts = list(_run_threads(task, shared, items, n_jobs))
+    return _add(parts) if reduce == "sum" else parts
+
+
+def _run_threads(task: Callable[..., np.ndarray], shared: tuple[np.ndarray, ...],
+                 items: Sequence[object], n_jobs: int | None) -> Iterator[np.ndarray]:
+    n_jobs = default_workers() if n_jobs is None else n_jobs
+    if n_jobs <= 1 or len(items) <= 1:
+        yield from (task("numpy", *shared, item) for item in items)
+        return
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_jobs) as pool:
+        yield from pool.map(lambda item: task("numpy", *shared, item), items)
+
+
+def _run_dask(client, task: Callable[..., np.ndarray], shared: tuple[np.ndarray, ...],
+              items: Sequence[object], reduce: str) -> np.ndarray | list[np.ndarray]:
+    scattered = client.scatter(list(shared), broadcast=True)
+    futures = [client.submit(task, "numpy", *scattered, item, pure=False) for item in items]
+    if reduce == "sum":
+        return np.asarray(client.submit(_add, futures).result())
+    return client.gather(futures)

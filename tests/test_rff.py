@@ -1,0 +1,83 @@
+"""Random Fourier features: the statistic's algebra, its level (exact for any D) and power."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from core.klce import klce_test
+from core.rff import FourierMap, accumulate, bernoulli_columns
+from core.simulations import calibrated_two_features, type_two_paper
+
+
+def test_running_sums_equal_the_literal_statistics() -> None:
+    rng = np.random.default_rng(0)
+    n, d = 300, 3
+    points = rng.standard_normal((n, d))
+    p = expit(points[:, 0])
+    e = (rng.random(n) < p) - p
+    fourier = FourierMap.draw(d, 64, seed=1)
+    sums = accumulate(points, bernoulli_columns(p, e, 5), fourier, seed=2, chunk_rows=70)
+    # the resampled columns, redrawn exactly as the chunks drew them
+    E = np.vstack([bernoulli_columns(p, e, 5)(slice(s, min(s + 70, n)),
+                                              np.random.default_rng([2, k]))
+                   for k, s in enumerate(range(0, n, 70))])
+    phi = fourier.features(points)
+    K = phi @ phi.T
+    off = K - np.diag(np.diag(K))
+    np.testing.assert_allclose(sums.plain(), np.einsum("ib,ij,jb->b", E, off, E), rtol=1e-10)
+    A = E - E.mean(axis=0)
+    np.testing.assert_allclose(sums.centred(), np.einsum("ib,ij,jb->b", A, off, A), rtol=1e-9)
+
+
+def test_many_features_approach_the_exact_statistic() -> None:
+    p, y, X = calibrated_two_features(np.random.default_rng(3), n=400)
+    exact = klce_test(p, y, X, n_resamples=200, computation="exact", null="consistency")
+    approx = klce_test(p, y, X, n_resamples=200, computation="rff", n_features=8192,
+                       null="consistency")
+    assert approx.parameters["computation"] == "rff(8192)"
+    assert exact.parameters["computation"] == "exact"
+    # Each kernel entry errs by O(1/√D) ≈ 0.011 at D = 8192; measured: the statistic moves by
+    # 0.002 null sd and the null's spread by 0.1%. Allowed: 0.05 sd and 5%.
+    spread = np.std(exact.null)
+    assert abs(approx.statistic - exact.statistic) < 0.05 * spread
+    assert np.std(approx.null) == pytest.approx(spread, rel=0.05)
+
+
+def test_rff_level_holds_on_calibrated_data() -> None:
+    """Consistency resampling calibrates the fixed approximate statistic exactly: 200
+    repetitions at α = 0.05; binomial SE √(0.05·0.95/200) = 0.0154, allowed ± 3 SE."""
+    rng = np.random.default_rng(11)
+    reps, rejected = 200, 0
+    for rep in range(reps):
+        p, y, X = calibrated_two_features(rng, n=300)
+        result = klce_test(p, y, X, n_resamples=99, seed=rep, computation="rff",
+                           n_features=256)
+        rejected += result.p_value <= 0.05
+    assert abs(rejected / reps - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / reps)
+
+
+def test_rff_has_power_on_the_papers_blind_model() -> None:
+    rejected = 0
+    for rep in range(10):
+        p, y, X = type_two_paper(np.random.default_rng(100 + rep), n=500, d=10)
+        rejected += klce_test(p, y, X, n_resamples=199, seed=rep, computation="rff",
+                              n_features=1024).p_value <= 0.05
+    assert rejected >= 7  # the exact test's power here is 0.88 (README's null study)
+
+
+def test_auto_block_and_unsupported_combinations() -> None:
+    p, y, X = calibrated_two_features(np.random.default_rng(4), n=200)
+    auto = klce_test(p, y, X, n_resamples=50)
+    assert auto.parameters["computation"] == "exact"
+    assert "takes about" in auto.parameters["computation_reason"]
+    block = klce_test(p, y, X, computation="block", block_size=4)
+    assert block.parameters["computation"] == "block(4)" and 0 <= block.p_value <= 1
+    assert block.parameters["n_blocks"] == 50
+    with pytest.raises(ValueError, match="needs the exact computation"):
+        klce_test(p, y, X, null="permutation", computation="rff")
+    with pytest.raises(ValueError, match="Unknown computation 'fast'"):
+        klce_test(p, y, X, computation="fast")
+    with pytest.raises(ValueError, match="n_features must be a whole number"):
+        klce_test(p, y, X, computation="rff", n_features=0)
