@@ -159,12 +159,13 @@ def bootstrap_draws(
     P, outcomes = probability_matrix(p), class_outcomes(p, y)
     per_row = np.column_stack([correct(p, y), brier_rows(p, y), nll_rows(p, y, 1e-15)])
     classes = [SortedScore(P[:, k], outcomes[:, k]) for k in range(P.shape[1])]
+    top_label = SortedScore(*confidence_outcome_of(p, y, "top-label", None))
     if notion == "classwise":
         notion_scores = classes
     elif notion == "positive":
         notion_scores = [classes[1]]  # (P(y=1), 1[y=1]) is class 1 of the one-vs-rest pairs
     else:
-        notion_scores = [SortedScore(*confidence_outcome_of(p, y, notion, None))]
+        notion_scores = [top_label]
     shared = {id(s) for s in notion_scores}
     notion_strategies = tuple(dict.fromkeys((strategy, "quantile")))
     draws: dict[str, list[np.ndarray]] = {key: [] for key in METRIC_KEYS}
@@ -184,9 +185,14 @@ def bootstrap_draws(
                       for s in classes]
         binned = [sums[strategy] for sums in notion_sums.values()]
         draws["ece_l1"].append(np.mean([ece_from_sums(*s, "l1") for s in binned], axis=0))
-        draws["ece_l2"].append(np.mean([ece_from_sums(*s, "l2") for s in binned], axis=0))
+        # classwise ℓ2: the root of the mean over classes of the squares (one class: itself)
+        draws["ece_l2"].append(np.sqrt(np.mean(
+            [ece_from_sums(*s, "l2") ** 2 for s in binned], axis=0)))
         draws["mce"].append(np.max([mce_from_sums(*s) for s in binned], axis=0))
         draws["ace"].append(np.mean([ace_from_sums(*s) for s in class_sums], axis=0))
+        top_sums = (notion_sums[id(top_label)]["quantile"] if id(top_label) in shared
+                    else top_label.bin_sums(weights, n_bins, ("quantile",))["quantile"])
+        draws["ace_top_label"].append(ace_from_sums(*top_sums))
         draws["ece_debiased"].append(np.mean(
             [debiased_from_sums(*sums["quantile"]) for sums in notion_sums.values()], axis=0))
     return {key: np.concatenate(parts) for key, parts in draws.items()}

@@ -40,14 +40,19 @@ METRIC_DESCRIPTIONS = {
         "Row-weighted mean |observed frequency − mean confidence| over {bins}."),
     "ece_l2": MetricDescription(
         "ECE (L2)", (0.0, 1.0), None,
-        "Root of the row-weighted mean squared gap over {bins}."),
+        "Root of the row-weighted mean squared gap over {bins} (classwise: root of the mean "
+        "over classes of the squared per-class values, as Kumar et al. 2019)."),
     "mce": MetricDescription(
         "MCE", (0.0, 1.0), None,
         "Largest |observed frequency − mean confidence| of any of the {bins}."),
     "ace": MetricDescription(
-        "ACE", (0.0, 1.0), "classwise",
+        "ACE (classwise)", (0.0, 1.0), "classwise",
         "Mean |gap| over {n_bins} equal-mass bins per class, all classes and bins weighted "
         "equally (Nixon et al. 2019)."),
+    "ace_top_label": MetricDescription(
+        "ACE (top-label)", (0.0, 1.0), "top-label",
+        "Mean |gap| over {n_bins} equal-mass bins of the top-label confidence, every bin "
+        "weighted equally — the adaptive ECE other libraries report as 'ACE'."),
     "ece_debiased": MetricDescription(
         "Debiased squared ECE (L2²)", (-1.0, 1.0), None,
         "Squared L2 calibration error over {n_bins} equal-mass bins with the sampling-noise "

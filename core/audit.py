@@ -9,8 +9,12 @@ Sections, in the order of the pages:
 
 * **Reliability** — :func:`reliability_table` with its consistency band,
   :func:`metrics_with_skce` (the metrics table with bootstrap intervals plus the canonical
-  SKCE row), :func:`calibration_tests` (SKCE consistency, block z-test, bound test,
-  Hosmer–Lemeshow) and :func:`group_diagnostics` per group attribute.
+  SKCE row) and :func:`extended_metrics` (smooth ECE, ICI family, calibration slope and
+  intercept, score decompositions, cumulative metrics), the smooth reliability diagram and the
+  cumulative differences (:func:`smooth_diagram`, :func:`cumulative_path`),
+  :func:`calibration_tests` (SKCE consistency, block z-test, bound test, Hosmer–Lemeshow,
+  Spiegelhalter, Cox, cumulative KS and Kuiper) and :func:`group_diagnostics` per group
+  attribute.
 * **Trust test** — the KLCE² bandwidth grid and its aggregated test
   (:func:`core.klce.klce_grid_test`).
 * **Local bias** — LCB with cross-validated bandwidths, the calibration split as reference
@@ -26,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from core import local, metrics
+from core import clinical, cumulative, local, metrics
 from core._validation import check_choice, check_count, check_positive
 from core.data import AuditData
 from core.embedding import (
@@ -36,12 +40,14 @@ from core.embedding import (
     prepare_features,
     profile_coordinates,
 )
+from core.extended_metrics import extended_metrics_table
 from core.groups import group_calibration_table, group_reliability_tables
 from core.klce import DEFAULT_NULL, NULLS, GridTestResult
 from core.lcb import biased_subgroups
 from core.lce import mlce_curve
 from core.local_kernel import KernelSpec, one_vs_rest
 from core.skce import skce, skce_bootstrap
+from core.smooth import SmoothReliability, smooth_reliability
 from core.stattests import TestResult, bound_test, hosmer_lemeshow, skce_test
 
 Progress = Callable[[float, str], None]
@@ -51,6 +57,8 @@ PARTS = ("test", "calibration", "train", "all")
 CURVE_GAMMAS = tuple(float(g) for g in np.logspace(-3, 1.5, 13))
 #: Confidence bins of the LCE (the paper's 15 equal-width bins).
 LCE_BINS = 15
+#: Most bootstrap resamples of the extended metrics (each refits every curve).
+EXTENDED_RESAMPLES = 100
 
 
 @dataclass(frozen=True)
@@ -202,18 +210,84 @@ def metrics_with_skce(probs: np.ndarray, y: np.ndarray, notion: str, n_bins: int
     return pd.concat([table, skce_row], ignore_index=True)
 
 
+def extended_metrics(probs: np.ndarray, y: np.ndarray, notion: str, class_index: int | None,
+                     n_resamples: int, method: str, seed: int = 0) -> pd.DataFrame:
+    """The rows of :func:`core.extended_metrics.extended_metrics_table` (at most
+    ``EXTENDED_RESAMPLES`` bootstrap resamples); ``class_index`` is used for classwise only."""
+    return extended_metrics_table(probs, y, notion, class_index if notion == "classwise" else None,
+                                  min(n_resamples, EXTENDED_RESAMPLES), seed=seed, method=method)
+
+
+def smooth_diagram(probs: np.ndarray, y: np.ndarray, notion: str, class_index: int | None,
+                   n_resamples: int = 200, seed: int = 0) -> SmoothReliability:
+    """The smooth reliability diagram with its bootstrap band (:mod:`core.smooth`)."""
+    return smooth_reliability(probs, y, notion, class_index if notion == "classwise" else None,
+                              n_resamples=n_resamples, seed=seed)
+
+
+def cumulative_path(probs: np.ndarray, y: np.ndarray, notion: str, class_index: int | None
+                    ) -> cumulative.CumulativeDifferences:
+    """The cumulative differences of :mod:`core.cumulative`."""
+    return cumulative.cumulative_differences(
+        probs, y, notion, class_index if notion == "classwise" else None)
+
+
 def calibration_tests(probs: np.ndarray, y: np.ndarray, notion: str, class_index: int | None,
                       n_resamples: int, seed: int = 0) -> dict[str, TestResult]:
-    """The SKCE tests (canonical notion) and Hosmer–Lemeshow on the chosen notion."""
+    """The SKCE tests (canonical notion), and on the chosen notion Hosmer–Lemeshow, the
+    Spiegelhalter z test, Cox's slope/intercept test and the cumulative KS and Kuiper tests.
+    A test that is undefined on these rows (e.g. Cox's with one outcome only) is left out."""
     conf, outcome = metrics.confidence_outcome(probs, y, notion, class_index)
     consistency = skce_test(probs, y, n_resamples=n_resamples, seed=seed)
-    return {
+    tests = {
         "consistency": consistency,
         "block": skce_test(probs, y, method="block"),
         # the bound test needs only the statistic the consistency test already computed
         "bound": bound_test(consistency.statistic, len(y), consistency.parameters["bandwidth"]),
         "hosmer-lemeshow": hosmer_lemeshow(conf, outcome),
     }
+    if conf.ndim == 1:  # one confidence per row: the curve-based tests apply
+        pair = (conf, outcome.astype(np.int64))
+        for key, run in (("spiegelhalter", lambda: clinical.spiegelhalter_test(*pair)),
+                         ("cox", lambda: clinical.cox_test(*pair)),
+                         ("cumulative-ks", lambda: cumulative.cumulative_test(*pair, "ks")),
+                         ("cumulative-kuiper",
+                          lambda: cumulative.cumulative_test(*pair, "kuiper"))):
+            try:
+                tests[key] = run()
+            except ValueError:
+                continue
+    return tests
+
+
+#: Test key → (display name, detail from the result) of the curve-based tests in the table.
+_CURVE_TESTS = {
+    "spiegelhalter": ("Spiegelhalter z", lambda t: "two-sided, N(0, 1)"),
+    "cox": ("Cox: intercept 0 and slope 1", lambda t: f"LR χ², df = 2; slope "
+            f"{t.parameters['slope']:.3f}, intercept {t.parameters['intercept']:.3f}"),
+    "cumulative-ks": ("Cumulative differences, KS", lambda t: "G/σ, Brownian sup |B|"),
+    "cumulative-kuiper": ("Cumulative differences, Kuiper", lambda t: "H/σ, Brownian range"),
+}
+
+
+def tests_table(tests: dict[str, TestResult], notion: str) -> pd.DataFrame:
+    """The tests of :func:`calibration_tests` as the Reliability page's table: columns
+    ``test, notion, statistic, p-value, detail``; the SKCE tests, Hosmer–Lemeshow, then the
+    curve-based tests that ran."""
+    consistency, block, hl = tests["consistency"], tests["block"], tests["hosmer-lemeshow"]
+    rows = [
+        ("SKCE, consistency resampling", "canonical", consistency.statistic,
+         consistency.p_value, f"B = {consistency.n_resamples}"),
+        ("SKCE, block z-test (b = 2)", "canonical", block.statistic, block.p_value,
+         f"z = {block.parameters['z']:.2f}"),
+        ("SKCE, distribution-free bound", "canonical", tests["bound"].statistic,
+         tests["bound"].p_value, "Hoeffding bound, conservative"),
+        ("Hosmer–Lemeshow", notion, hl.statistic, hl.p_value,
+         f"df = {hl.parameters['degrees_of_freedom']}"),
+    ]
+    rows += [(name, notion, tests[key].statistic, tests[key].p_value, detail(tests[key]))
+             for key, (name, detail) in _CURVE_TESTS.items() if key in tests]
+    return pd.DataFrame(rows, columns=["test", "notion", "statistic", "p-value", "detail"])
 
 
 def group_diagnostics(audit: AuditData, group: str, notion: str, class_index: int | None,
@@ -235,8 +309,11 @@ def reliability_section(data: AuditData, settings: AuditSettings) -> Reliability
     table = metrics.reliability_table(data.probs, data.y, n_bins=settings.n_bins,
                                       strategy=settings.strategy, notion=notion,
                                       interval=settings.interval, class_index=class_index)
-    summary = metrics_with_skce(data.probs, data.y, notion, settings.n_bins, settings.strategy,
-                                settings.n_bootstrap, settings.bootstrap_method)
+    summary = pd.concat([
+        metrics_with_skce(data.probs, data.y, notion, settings.n_bins, settings.strategy,
+                          settings.n_bootstrap, settings.bootstrap_method),
+        extended_metrics(data.probs, data.y, notion, class_index, settings.n_bootstrap,
+                         settings.bootstrap_method)], ignore_index=True)
     tests = calibration_tests(data.probs, data.y, notion, class_index, settings.test_resamples)
     bins = min(settings.n_bins, settings.group_bins)
     groups = {g: group_diagnostics(data, g, notion, class_index, bins, settings.strategy)

@@ -486,3 +486,103 @@ def estimator_estimates_figure(estimates: pd.DataFrame) -> go.Figure:
         yaxis=dict(autorange="reversed"), showlegend=False,
     )
     return figure
+
+
+# --------------------------------------------------------------------------- smooth and cumulative
+
+#: Widest ribbon of the smooth reliability diagram (at the density's peak), in y units.
+RIBBON_WIDTH = 0.05
+
+
+def smooth_reliability_figure(diagram, title: str = "",
+                              class_name: str | None = None) -> go.Figure:
+    """Smooth reliability diagram (Błasiok & Nakkiran 2023) from
+    :func:`core.smooth.smooth_reliability`: the kernel-smoothed curve ``μ̂(t)`` drawn as a
+    ribbon whose width is proportional to the density of the predictions ``δ̂(t)`` (their
+    rendering: the curve is thick where predictions are many), over the bootstrap band. The
+    smooth ECE is the density-weighted distance of the ribbon from the diagonal.
+    """
+    t = diagram.grid
+    finite = np.isfinite(diagram.curve)
+    figure = go.Figure()
+    figure.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
+                       line=dict(color="#7f8c8d", dash="dash", width=1), hoverinfo="skip")
+    band = finite & np.isfinite(diagram.band_low) & np.isfinite(diagram.band_high)
+    if band.any():
+        level = round(100 * diagram.level)
+        figure.add_scatter(
+            x=np.concatenate([t[band], t[band][::-1]]),
+            y=np.concatenate([diagram.band_high[band], diagram.band_low[band][::-1]]),
+            fill="toself", fillcolor=BAND_COLOR, line=dict(width=0), mode="lines",
+            name=f"{level}% bootstrap band", hoverinfo="skip",
+        )
+    half = RIBBON_WIDTH / 2 * diagram.density / max(float(diagram.density.max()), 1e-300)
+    x, mu, h = t[finite], diagram.curve[finite], half[finite]
+    figure.add_scatter(
+        x=np.concatenate([x, x[::-1]]), y=np.concatenate([mu + h, (mu - h)[::-1]]),
+        fill="toself", fillcolor=_with_alpha(GAP_COLOR, 0.85), line=dict(width=0),
+        mode="lines", name="smoothed curve (width ∝ density)", hoverinfo="skip",
+    )
+    figure.add_scatter(
+        x=x, y=mu, mode="lines", line=dict(color=GAP_COLOR, width=1), showlegend=False,
+        customdata=diagram.density[finite],
+        hovertemplate="prediction %{x:.3f}<br>smoothed frequency %{y:.3f}"
+                      "<br>density %{customdata:.2f}<extra></extra>",
+    )
+    interval = ("" if not np.isfinite(diagram.smece_low) else
+                f" [{diagram.smece_low:.4f}, {diagram.smece_high:.4f}]")
+    figure.add_annotation(
+        x=0.02, y=0.98, xref="x", yref="y", xanchor="left", yanchor="top", showarrow=False,
+        align="left", bgcolor="rgba(255, 255, 255, 0.8)",
+        text=f"smECE {diagram.smece:.4f}{interval}<br>σ = {diagram.bandwidth:.4f}",
+    )
+    figure.update_layout(
+        title=title or None, height=520, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+        xaxis=dict(range=[0, 1], title=_axis_label(diagram.notion, class_name)),
+        yaxis=dict(range=[0, 1], title="smoothed observed frequency"),
+        legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0), hovermode="closest",
+    )
+    return figure
+
+
+def cumulative_figure(path, title: str = "", class_name: str | None = None,
+                      max_points: int = 5_000) -> go.Figure:
+    """Cumulative differences (Arrieta-Ibarra et al. 2022) from
+    :func:`core.cumulative.cumulative_differences`: ``C_k`` against the share ``k/n`` of rows
+    ordered by prediction, with the pointwise ±2σ_k range of a calibrated model. The slope of
+    the path over a stretch is the average (observed − predicted) of those rows; the range of
+    the path is Kuiper's H. At most about ``max_points`` points are drawn (extremes kept).
+    """
+    shown = path.thinned(max_points)
+    x = shown.fraction
+    figure = go.Figure()
+    figure.add_scatter(
+        x=np.concatenate([x, x[::-1]]),
+        y=np.concatenate([2 * shown.sigma_path, -2 * shown.sigma_path[::-1]]),
+        fill="toself", fillcolor=BAND_COLOR, line=dict(width=0), mode="lines",
+        name="±2σ if calibrated (pointwise)", hoverinfo="skip",
+    )
+    figure.add_hline(y=0, line=dict(color="#7f8c8d", dash="dash", width=1))
+    figure.add_scatter(
+        x=x, y=shown.cumulative, mode="lines", line=dict(color=OBSERVED_COLOR, width=2),
+        name="cumulative observed − predicted", customdata=shown.scores,
+        hovertemplate="first %{x:.1%} of rows (prediction ≤ %{customdata:.3f})"
+                      "<br>C = %{y:.4f}<extra></extra>",
+    )
+    ticks = np.linspace(0.0, 1.0, 6)
+    at = np.clip(np.searchsorted(path.fraction, ticks), 1, path.fraction.size - 1)
+    labels = [f"{f:.0%}<br>p ≤ {s:.2f}" for f, s in zip(ticks, path.scores[at], strict=True)]
+    labels[0] = "0%"
+    figure.add_annotation(
+        x=0.02, y=0.98, xref="paper", yref="paper", xanchor="left", yanchor="top",
+        showarrow=False, align="left", bgcolor="rgba(255, 255, 255, 0.8)",
+        text=f"Kuiper H {path.kuiper:.4f} · KS G {path.ks:.4f} · σ {path.sigma:.4f}",
+    )
+    figure.update_layout(
+        title=title or None, height=420, margin=dict(l=10, r=10, t=50 if title else 20, b=10),
+        xaxis=dict(range=[-0.01, 1.01], tickvals=ticks, ticktext=labels,
+                   title="share of rows, ordered by " + _axis_label(path.notion, class_name)),
+        yaxis=dict(title="cumulative (observed − predicted) / n", zeroline=False),
+        legend=dict(orientation="h", yanchor="bottom", y=1.01, x=0), hovermode="closest",
+    )
+    return figure

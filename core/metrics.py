@@ -33,6 +33,18 @@ empty bins and the table may have fewer rows) and sets the outer edges to 0 and 
 ``b`` a bin holding ``n_b`` of the ``n`` rows, ``p̄_b`` its mean confidence and ``ȳ_b`` its
 mean outcome, the gap is ``ȳ_b − p̄_b``.
 
+Ties in equal-mass bins. A tied run of confidences is never split: all its rows share a bin.
+When many predictions are equal (exact 0s and 1s, a rounded score), several percentile edges
+fall on the same value, the bins between them are empty and merged, so the table has fewer
+than ``n_bins`` rows, and the run lies in the bin its value closes, ``(lower, value]`` — the
+bin *below* an edge equal to its value. Calling the other class positive maps every
+confidence c to 1 − c and right-closed bins to left-closed ones, so a run that sits exactly on
+an inner edge moves to the bin on its other side: with such ties the quantile-binned numbers
+(ECE, MCE, ACE, debiased ECE with ``strategy="quantile"``) can differ between the two
+orientations; equal-width bins do the same for a confidence lying exactly on an edge (e.g.
+0.5). The smooth ECE and the cumulative Kuiper metric do not depend on which class is
+positive (both are tested for it).
+
 Uncertainty
 -----------
 The per-bin frequency gets a Wilson or Jeffreys interval (:mod:`core.intervals`) and a
@@ -179,8 +191,11 @@ def ece(
         ECE₁ = Σ_b (n_b/n) |ȳ_b − p̄_b|
         ECE₂ = √( Σ_b (n_b/n) (ȳ_b − p̄_b)² )      (the plug-in ℓ2 error of Kumar et al. 2019)
 
-    over the non-empty bins. For ``notion="classwise"`` the value is the unweighted mean over
-    classes of the per-class ECE (with ``norm="l2"``: the mean of the per-class ECE₂).
+    over the non-empty bins. For ``notion="classwise"`` the per-class values are aggregated
+    over the m classes without weights: ``ECE₁ = (1/m) Σ_k ECE₁,k`` and
+    ``ECE₂ = √((1/m) Σ_k ECE₂,k²)`` — the root of the mean square, as Kumar et al. (2019)
+    define the marginal ℓ2 error, so that ``ECE₂²`` is on the scale of the debiased classwise
+    estimate (:func:`ece_debiased`, the mean of the per-class squared errors).
     ECE₂² is biased upwards by about ``Σ_b ȳ_b(1 − ȳ_b)/n`` — see :func:`ece_debiased`.
     """
     p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
@@ -194,7 +209,8 @@ def _ece(p: np.ndarray, labels: np.ndarray, n_bins: int, strategy: str, norm: st
     def formula(c: np.ndarray, s: np.ndarray, o: np.ndarray) -> np.ndarray:
         return ece_from_sums(c, s, o, norm)
 
-    return binned_metric(p, labels, notion, n_bins, strategy, formula, np.mean)
+    return binned_metric(p, labels, notion, n_bins, strategy, formula,
+                         np.mean if norm == "l1" else root_mean_square)
 
 
 def mce(
@@ -214,7 +230,9 @@ def mce(
 
 
 def ace(probs: ArrayLike, y: ArrayLike, n_bins: int = 15) -> float:
-    """Adaptive calibration error (Nixon et al. 2019, "Measuring Calibration in Deep Learning").
+    """Adaptive calibration error (Nixon et al. 2019, "Measuring Calibration in Deep Learning"),
+    the *classwise* ACE (also :func:`ace_classwise`; the top-label variant that other libraries
+    report under the same name is :func:`ace_top_label`).
 
     Classwise with equal-mass bins::
 
@@ -227,6 +245,31 @@ def ace(probs: ArrayLike, y: ArrayLike, n_bins: int = 15) -> float:
     p, labels = check_probs_labels(probs, y)
     n_bins = check_count("n_bins", n_bins, 1)
     return binned_metric(p, labels, "classwise", n_bins, "quantile", ace_from_sums, np.mean)
+
+
+#: Nixon et al.'s classwise ACE under an unambiguous name (the same function as :func:`ace`).
+ace_classwise = ace
+
+
+def ace_top_label(probs: ArrayLike, y: ArrayLike, n_bins: int = 15) -> float:
+    """Top-label adaptive calibration error: Nixon et al.'s (2019) ACE formula applied to the
+    top-label confidence ``max_k p_ik`` and correctness ``1[argmax_k p_ik = y_i]``::
+
+        ACE_top = (1/R) Σ_r |ȳ_r − p̄_r|
+
+    over the ``R ≤ n_bins`` non-empty equal-mass (quantile) bins, every bin weighted equally.
+    This is the number several libraries report as "ACE" (an adaptive-binning top-label ECE);
+    :func:`ace` is Nixon et al.'s classwise version. For binary ``(n,)`` input the confidence
+    is ``max(p, 1 − p)``.
+    """
+    p, labels = check_probs_labels(probs, y)
+    n_bins = check_count("n_bins", n_bins, 1)
+    return binned_metric(p, labels, "top-label", n_bins, "quantile", ace_from_sums, np.mean)
+
+
+def root_mean_square(values: np.ndarray, axis: int | None = None) -> np.ndarray:
+    """``√(mean(v²))``: how the classwise ℓ2 errors of the classes are combined."""
+    return np.sqrt(np.mean(np.square(values), axis=axis))
 
 
 def ece_debiased(
@@ -469,6 +512,8 @@ def metrics_table(
         "mce": binned_metric(p, labels, notion, n_bins, strategy, mce_from_sums, np.max),
         "ace": binned_metric(p, labels, "classwise", n_bins, "quantile", ace_from_sums,
                              np.mean),
+        "ace_top_label": binned_metric(p, labels, "top-label", n_bins, "quantile",
+                                       ace_from_sums, np.mean),
         "ece_debiased": binned_metric(p, labels, notion, n_bins, "quantile",
                                       debiased_from_sums, np.mean),
     }
@@ -492,9 +537,12 @@ def metrics_table(
 
 
 # The kernel calibration error lives in core.skce (the lead's module); re-exported here so the
-# public contract's ``metrics.skce`` works. Imported last: it is a re-export, not a dependency
-# of anything above.
+# public contract's ``metrics.skce`` works; likewise the new families, which live in their own
+# modules (DESIGN.md): ``metrics.smooth_ece``, ``metrics.ici``, ``metrics.calibration_slope``.
+# Imported last: they are re-exports, not dependencies of anything above.
+from core.clinical import calibration_slope, ici  # noqa: E402
 from core.skce import skce  # noqa: E402
+from core.smooth import smooth_ece  # noqa: E402
 
 __all__ = [
     "METRIC_NAMES",
@@ -503,19 +551,24 @@ __all__ = [
     "STRATEGIES",
     "accuracy",
     "ace",
+    "ace_classwise",
+    "ace_top_label",
     "bin_edges",
     "bin_indices",
     "bootstrap_ci",
     "brier",
+    "calibration_slope",
     "confidence_outcome",
     "default_notion",
     "ece",
     "ece_debiased",
     "ece_debiased_l2",
+    "ici",
     "is_binary",
     "mce",
     "metrics_table",
     "nll",
     "reliability_table",
     "skce",
+    "smooth_ece",
 ]

@@ -36,6 +36,22 @@ def metrics_table(fingerprint: str, notion: str, n_bins: int, strategy: str, n_r
                                    method)
 
 
+@st.cache_data(show_spinner="Bootstrapping the smooth and curve-based metrics…", max_entries=32)
+def extended_metrics(fingerprint: str, notion: str, class_index: int | None, n_resamples: int,
+                     method: str, _data: AuditData) -> pd.DataFrame:
+    return audit.extended_metrics(_data.probs, _data.y, notion, class_index, n_resamples, method)
+
+
+@st.cache_data(show_spinner="Smoothing the reliability curve…", max_entries=32)
+def smooth_diagram(fingerprint: str, notion: str, class_index: int | None, _data: AuditData):
+    return audit.smooth_diagram(_data.probs, _data.y, notion, class_index)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cumulative_path(fingerprint: str, notion: str, class_index: int | None, _data: AuditData):
+    return audit.cumulative_path(_data.probs, _data.y, notion, class_index)
+
+
 @st.cache_data(show_spinner="Running the calibration tests…", max_entries=32)
 def calibration_tests(fingerprint: str, notion: str, class_index: int | None,
                       n_resamples: int, _data: AuditData) -> dict[str, TestResult]:

@@ -33,7 +33,16 @@ def test_binary_demo_page() -> None:
     # the census model is globally calibrated: the SKCE test does not reject on the test split
     assert any("finds no evidence of miscalibration" in s.value for s in at.success)
     tests = at.dataframe[1].value
-    assert list(tests["notion"]) == ["canonical", "canonical", "canonical", "positive"]
+    assert list(tests["notion"]) == ["canonical"] * 3 + ["positive"] * 5
+    assert {"Spiegelhalter z", "Cox: intercept 0 and slope 1", "Cumulative differences, KS",
+            "Cumulative differences, Kuiper"} <= set(tests["test"])
+    assert {"Smooth ECE", "ICI", "E90", "Calibration slope", "Brier reliability (REL)",
+            "Log-loss refinement", "Cumulative Kuiper (H)", "ACE (top-label)"} <= set(
+        metric_names(at))
+    assert [t.label for t in at.tabs] == ["Binned", "Smooth", "Cumulative differences"]
+    assert any("bandwidth σ = " in c.value for c in at.caption)
+    meanings = [m.value for m in at.expander[0].markdown]
+    assert any(m.startswith("**Smooth ECE**") and "fixed point" in m for m in meanings)
     groups = at.dataframe[2].value
     assert set(groups["group"]) == {"Female", "Male"}
     at.selectbox(key="rel_group").set_value("race").run()
@@ -55,6 +64,8 @@ def test_multiclass_demo_page_with_class_selector() -> None:
     assert classes.options == ["water", "forest", "grassland", "cropland", "urban"]
     classes.set_value(3).run()
     assert not at.exception, at.exception
+    extended = at.dataframe[0].value.set_index("metric")
+    assert extended.loc["Smooth ECE", "notion"] == "classwise: class 3"
     assert any("classwise" in c.value for c in at.caption)
 
 

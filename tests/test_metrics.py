@@ -426,7 +426,8 @@ def test_metrics_table_intervals_equal_the_generic_bootstrap() -> None:
     checks = {
         "ECE (L1)": lambda a, b: metrics.ece(a, b, 10, "quantile", "l1"),
         "MCE": lambda a, b: metrics.mce(a, b, 10, "quantile"),
-        "ACE": lambda a, b: metrics.ace(a, b, 10),
+        "ACE (classwise)": lambda a, b: metrics.ace(a, b, 10),
+        "ACE (top-label)": lambda a, b: metrics.ace_top_label(a, b, 10),
         "Debiased squared ECE (L2²)": lambda a, b: metrics.ece_debiased(a, b, 10),
         "Brier score": metrics.brier,
     }
@@ -487,11 +488,13 @@ def test_metrics_table_has_all_rows_and_finite_values(notion: str | None) -> Non
     values = table[["value", "ci_low", "ci_high"]].to_numpy(dtype=float)
     assert np.isfinite(values).all()
     assert (table["ci_low"] <= table["ci_high"]).all()
-    assert table.set_index("metric").loc["ACE", "notion"] == "classwise"
+    assert table.set_index("metric").loc["ACE (classwise)", "notion"] == "classwise"
+    assert table.set_index("metric").loc["ACE (top-label)", "notion"] == "top-label"
     assert table.set_index("metric").loc["ECE (L1)", "notion"] == (notion or "top-label")
     point = table.set_index("metric")["value"]
     assert point["Accuracy"] == pytest.approx(metrics.accuracy(probs, y))
     assert point["ECE (L1)"] == pytest.approx(metrics.ece(probs, y, notion=notion))
+    assert point["ACE (top-label)"] == pytest.approx(metrics.ace_top_label(probs, y))
 
 
 def test_metrics_table_without_resamples_leaves_intervals_empty() -> None:
@@ -580,8 +583,33 @@ def test_basic_interval_corrects_the_upward_bias_of_the_binned_ece() -> None:
     basic = metrics.metrics_table(p, y, n_resamples=300, seed=1).set_index("metric")
     percentile = metrics.metrics_table(p, y, n_resamples=300, seed=1,
                                        method="percentile").set_index("metric")
-    for name in ("ECE (L1)", "ECE (L2)", "ACE"):
+    for name in ("ECE (L1)", "ECE (L2)", "ACE (classwise)", "ACE (top-label)"):
         assert basic.loc[name, "ci_low"] < percentile.loc[name, "ci_low"]
         assert basic.loc[name, "ci_high"] < percentile.loc[name, "ci_high"]
         midpoint = (basic.loc[name, "ci_low"] + basic.loc[name, "ci_high"]) / 2
         assert midpoint < basic.loc[name, "value"]
+
+
+def test_classwise_l2_ece_is_the_root_mean_square_over_classes() -> None:
+    # Kumar et al. (2019): the marginal ℓ2 error is √((1/m) Σ_k ECE₂,k²), so that its square
+    # is on the scale of the debiased classwise estimate (the mean of per-class squares).
+    rng = np.random.default_rng(31)
+    probs = rng.dirichlet([1, 2, 3], 600)
+    y = (probs.cumsum(axis=1) < rng.random((600, 1))).sum(axis=1)
+    per_class = [metrics.ece(probs[:, k], (y == k).astype(int), 10, "uniform", "l2")
+                 for k in range(3)]
+    assert metrics.ece(probs, y, 10, "uniform", "l2", "classwise") == pytest.approx(
+        np.sqrt(np.mean(np.square(per_class))))
+    assert metrics.ece(probs, y, 10, "uniform", "l1", "classwise") == pytest.approx(
+        np.mean([metrics.ece(probs[:, k], (y == k).astype(int), 10) for k in range(3)]))
+
+
+def test_top_label_ace_by_hand_and_beside_the_classwise_one() -> None:
+    # Top-label confidences (0.8, 0.8, 0.6, 0.9) with correctness (1, 0, 1, 1), two
+    # equal-mass bins: edges at the median 0.8 → bins {0.6, 0.8, 0.8} and {0.9}; gaps
+    # |2/3 − 2.2/3| = 0.2/3 and |1 − 0.9| = 0.1; ACE_top = mean = (0.2/3 + 0.1)/2.
+    probs = np.array([[0.8, 0.2], [0.8, 0.2], [0.4, 0.6], [0.1, 0.9]])
+    y = np.array([0, 1, 1, 1])
+    assert metrics.ace_top_label(probs, y, n_bins=2) == pytest.approx((0.2 / 3 + 0.1) / 2)
+    assert metrics.ace_classwise is metrics.ace
+    assert metrics.ace(probs, y, n_bins=2) != metrics.ace_top_label(probs, y, n_bins=2)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.figures import reliability_figure, reliability_grid
+from core.audit import EXTENDED_RESAMPLES
+from core.audit import tests_table as audit_tests_table
+from core.figures import (
+    cumulative_figure,
+    reliability_figure,
+    reliability_grid,
+    smooth_reliability_figure,
+)
 from dashboard import cache
 from dashboard.components import analysis_part, verdict
 from dashboard.state import active_audit
@@ -20,7 +27,7 @@ ALPHA = 0.05
 st.title("Reliability")
 st.caption(
     "Global calibration: does an event predicted with probability p happen a fraction p of "
-    "the time? Binned diagrams and metrics with bootstrap intervals, and kernel tests."
+    "the time? Binned, smooth and cumulative diagrams, metrics with intervals, and tests."
 )
 audit = active_audit()
 data, part = analysis_part(audit, key="rel_part")
@@ -43,13 +50,27 @@ st.caption(f"Notion: **{notion}** — {NOTION_HELP[notion]}. Rows: **{data.n:,}*
 
 left, right = st.columns([3, 2])
 with left:
+    binned, smooth, cumulative = st.tabs(["Binned", "Smooth", "Cumulative differences"])
     table = cache.reliability_table(data.fingerprint, notion, class_index, n_bins, strategy,
                                     interval, data)
-    st.plotly_chart(reliability_figure(table, class_name=class_name), width="stretch",
-                    key="rel_diagram")
+    binned.plotly_chart(reliability_figure(table, class_name=class_name), width="stretch",
+                        key="rel_diagram")
     empty = int((table["count"] == 0).sum())
     if empty:
-        st.caption(f"{empty} of {len(table)} bins hold no rows and are not drawn.")
+        binned.caption(f"{empty} of {len(table)} bins hold no rows and are not drawn.")
+    diagram = cache.smooth_diagram(data.fingerprint, notion, class_index, data)
+    smooth.plotly_chart(smooth_reliability_figure(diagram, class_name=class_name),
+                        width="stretch", key="rel_smooth")
+    smooth.caption("Kernel-smoothed curve (Błasiok & Nakkiran 2023), no bins: reflected "
+                   f"Gaussian kernel, bandwidth σ = {diagram.bandwidth:.4f} chosen where "
+                   "smECE = σ; the width follows the density of predictions; band: "
+                   f"{diagram.n_resamples} bootstrap resamples.")
+    path = cache.cumulative_path(data.fingerprint, notion, class_index, data)
+    cumulative.plotly_chart(cumulative_figure(path, class_name=class_name), width="stretch",
+                            key="rel_cumulative")
+    cumulative.caption("Rows sorted by prediction (Arrieta-Ibarra et al. 2022): where the path "
+                       "rises the outcomes exceed the predictions, where it falls they are "
+                       "below; a steady slope outside the shaded ±2σ range is miscalibration.")
 with right:
     b1, b2 = st.columns(2)
     n_boot = b1.select_slider("Bootstrap resamples", [100, 200, 500, 1000], value=200,
@@ -58,8 +79,10 @@ with right:
                       key="rel_boot_method",
                       help="basic: corrects the upward bias of binned errors (default); "
                            "percentile: the quantiles of the resampled values.")
-    summary = cache.metrics_table(data.fingerprint, notion, n_bins, strategy, n_boot, method,
-                                  data)
+    summary = pd.concat([
+        cache.metrics_table(data.fingerprint, notion, n_bins, strategy, n_boot, method, data),
+        cache.extended_metrics(data.fingerprint, notion, class_index, n_boot, method, data),
+    ], ignore_index=True)
     shown = summary.assign(
         interval=[f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(summary["ci_low"],
                                                            summary["ci_high"], strict=True)],
@@ -67,7 +90,9 @@ with right:
     st.dataframe(shown, width="stretch", hide_index=True,
                  column_config={"value": st.column_config.NumberColumn(format="%.4f")})
     st.caption(
-        f"{n_boot} bootstrap resamples, {method} 95% intervals for the population value"
+        f"{n_boot} bootstrap resamples ({min(n_boot, EXTENDED_RESAMPLES)} for the rows from "
+        f"Smooth ECE on; Wald for slope and intercept), {method} 95% intervals for the "
+        "population value"
         + (". Binned errors are biased upward, so a basic interval can lie below the plug-in "
            "value." if method == "basic" else
            "; for binned errors these sit above the population value.")
@@ -83,19 +108,7 @@ verdict(consistency.p_value, ALPHA,
         reject="The SKCE consistency test rejects calibration",
         accept="The SKCE consistency test finds no evidence of miscalibration",
         notion="canonical")
-rows = [
-    ("SKCE, consistency resampling", "canonical", consistency.statistic,
-     consistency.p_value, f"B = {consistency.n_resamples}"),
-    ("SKCE, block z-test (b = 2)", "canonical", tests["block"].statistic,
-     tests["block"].p_value, f"z = {tests['block'].parameters['z']:.2f}"),
-    ("SKCE, distribution-free bound", "canonical", tests["bound"].statistic,
-     tests["bound"].p_value, "Hoeffding bound, conservative"),
-    ("Hosmer–Lemeshow", notion, tests["hosmer-lemeshow"].statistic,
-     tests["hosmer-lemeshow"].p_value,
-     f"df = {tests['hosmer-lemeshow'].parameters['degrees_of_freedom']}"),
-]
-st.dataframe(pd.DataFrame(rows, columns=["test", "notion", "statistic", "p-value", "detail"]),
-             width="stretch", hide_index=True,
+st.dataframe(audit_tests_table(tests, notion), width="stretch", hide_index=True,
              column_config={"statistic": st.column_config.NumberColumn(format="%.4g"),
                             "p-value": st.column_config.NumberColumn(format="%.4f")})
 st.caption(

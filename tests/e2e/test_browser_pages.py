@@ -13,9 +13,18 @@ def test_reliability_page(app_url: str, page) -> None:
     page.get_by_role("link", name="Reliability").click()
     page.get_by_role("heading", name="Calibration tests").wait_for()
     page.get_by_text("finds no evidence of miscalibration").wait_for()
-    page.locator(".js-plotly-plot").nth(1).wait_for()  # the diagram and the per-group grid
+    # the binned diagram and the per-group grid (the other tabs' figures are hidden)
+    page.locator(".js-plotly-plot:visible").nth(1).wait_for()
     assert page.get_by_text("Traceback").count() == 0
     screenshot(page, "reliability-census")
+    page.get_by_role("tab", name="Smooth").click()
+    page.get_by_text("Kernel-smoothed curve").wait_for()
+    page.get_by_text("smECE").first.wait_for()
+    screenshot(page, "reliability-census-smooth")
+    page.get_by_role("tab", name="Cumulative differences").click()
+    page.get_by_text("Kuiper H").first.wait_for()
+    assert page.get_by_text("Traceback").count() == 0
+    screenshot(page, "reliability-census-cumulative")
 
 
 def test_trust_page(app_url: str, page) -> None:

@@ -1,0 +1,367 @@
+"""Curve-based and clinical calibration measures: the integrated calibration index (ICI, E50,
+E90, Emax) of a lowess calibration curve, the calibration slope and intercept with Wald
+intervals, the Cox test and the Spiegelhalter z test.
+
+These are the numbers clinical-prediction software reports (Harrell's ``rms::val.prob`` in R:
+``Eavg`` = ICI, ``E90``, ``Emax``, ``Intercept``, ``Slope``, ``U`` and ``S:z``; Van Calster et
+al. 2019, "Calibration: the Achilles heel of predictive analytics", BMC Medicine 17:230).
+Every function works on the (confidence, outcome) pair of a calibration notion
+(:func:`core.metrics.confidence_outcome`; default: positive for binary problems, top-label
+otherwise).
+
+Logits. The logistic recalibration models need ``logit(p)``; predictions of exactly 0 or 1
+are clipped to ``[1e-12, 1 − 1e-12]`` (``logit = ±27.6``) so that they stay finite, and a
+prediction that is certain and wrong then pulls the slope strongly, as it should.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+from scipy.special import expit
+
+from core._scores import confidence_outcome_of, resolve_notion
+from core._validation import check_probs_labels, logit
+from core.intervals import check_level
+
+if TYPE_CHECKING:
+    from core.stattests import TestResult
+
+#: Cells of the prediction axis (width 2⁻¹²) into which the lowess pools the rows once there
+#: are more rows than cells (see :func:`ici`).
+CELLS = 4096
+#: Fit points of the lowess curve when there are more distinct predictions than this.
+FIT_POINTS = 101
+#: Clipping of predictions before the logit.
+LOGIT_EPS = 1e-12
+
+
+def _pair(probs: ArrayLike, y: ArrayLike, notion: str | None,
+          class_index: int | None) -> tuple[np.ndarray, np.ndarray, str]:
+    """Validated confidence and outcome of one notion (classwise needs ``class_index``)."""
+    p, labels = check_probs_labels(probs, y)
+    notion = resolve_notion(notion, p)
+    if notion == "classwise" and class_index is None:
+        raise ValueError("These measures compare one confidence per row: with the "
+                         "'classwise' notion pass class_index to choose the class.")
+    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
+    return conf, outcome, notion
+
+
+# --------------------------------------------------------------------------- lowess and ICI
+
+
+def _check_span(span: object) -> float:
+    try:
+        value = float(span)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"span must be a number in (0, 1], not {span!r}.") from err
+    if not 0.0 < value <= 1.0:
+        raise ValueError(f"span is the share of rows in each local fit and must lie in (0, 1]; "
+                         f"got {span!r}.")
+    return value
+
+
+def _weighted_points(conf: np.ndarray, outcome: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted distinct predictions (or cell means above ``EXACT_ROWS`` rows) with their row
+    counts and outcome sums. Tied rows get equal tricube weights, so pooling them is exact."""
+    if conf.shape[0] <= CELLS:
+        x, inverse, counts = np.unique(conf, return_inverse=True, return_counts=True)
+        return x, counts.astype(np.float64), np.bincount(inverse, outcome, x.shape[0])
+    cell = np.minimum((conf * CELLS).astype(np.int64), CELLS - 1)
+    counts = np.bincount(cell, minlength=CELLS).astype(np.float64)
+    used = counts > 0
+    x = np.bincount(cell, conf, CELLS)[used] / counts[used]
+    return x, counts[used], np.bincount(cell, outcome, CELLS)[used]
+
+
+def _neighbour_distance(x: np.ndarray, cumulative: np.ndarray, at: np.ndarray,
+                        q: int) -> np.ndarray:
+    """Distance from each fit point to its q-th nearest row (rows counted with multiplicity),
+    by bisection to machine precision on ``#{rows within r} ≥ q``."""
+    low = np.zeros_like(at)
+    high = np.maximum(at - x[0], x[-1] - at)
+    for _ in range(64):
+        mid = (low + high) / 2
+        inside = (cumulative[np.searchsorted(x, at + mid, side="right")]
+                  - cumulative[np.searchsorted(x, at - mid, side="left")])
+        enough = inside >= q
+        high = np.where(enough, mid, high)
+        low = np.where(enough, low, mid)
+    return high
+
+
+def lowess_curve(conf: np.ndarray, outcome: np.ndarray, span: float = 2 / 3,
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Lowess calibration curve (Cleveland 1979, no robustness iterations): fit points and
+    fitted values of ``E[outcome | confidence]``. Inputs are trusted (see :func:`ici`).
+
+    At a point ``x₀`` with ``h`` the distance to the ``q = ⌊span·n⌋``-th nearest row
+    (``2 ≤ q ≤ n``), rows get tricube weights ``w = (1 − (|x − x₀|/h)³)³`` (0 beyond h), and
+    the fit is the weighted least-squares line at ``x₀``; when the weighted spread of x is at
+    most 0.001 of the range of x the weighted mean is used instead — both as R's ``lowess``
+    (``clowess``).
+    """
+    x, counts, sums = _weighted_points(conf, outcome)
+    n = counts.sum()
+    q = int(min(max(np.floor(span * n + 1e-7), 2), n))
+    at = x if x.shape[0] <= FIT_POINTS else np.linspace(x[0], x[-1], FIT_POINTS)
+    cumulative = np.concatenate([[0.0], np.cumsum(counts)])
+    h = _neighbour_distance(x, cumulative, at, q)
+    spread = 0.001 * (x[-1] - x[0])
+    fitted = np.empty_like(at)
+    for start in range(0, at.shape[0], 32):
+        g, hg = at[start:start + 32], h[start:start + 32]
+        lo = np.searchsorted(x, (g - hg).min(), side="left")
+        hi = np.searchsorted(x, (g + hg).max(), side="right")
+        centre = g.mean()  # moments about a nearby point keep the variances accurate
+        xs = x[lo:hi] - centre
+        d = xs[None, :] - (g - centre)[:, None]
+        u = np.divide(np.abs(d), hg[:, None], out=np.full_like(d, 2.0), where=hg[:, None] > 0)
+        np.minimum(u, 1.0, out=u)
+        tri = (1.0 - u**3) ** 3
+        tied = hg == 0  # the q nearest rows all sit at the fit point: they alone count
+        tri[tied] = d[tied] == 0
+        c, s_y = counts[lo:hi], sums[lo:hi]
+        moments = tri @ np.column_stack([c, c * xs, c * xs * xs, s_y, s_y * xs])
+        total = moments[:, 0]
+        mean_x = moments[:, 1] / total
+        var_x = np.maximum(moments[:, 2] / total - mean_x**2, 0.0)
+        mean_y = moments[:, 3] / total
+        cov = moments[:, 4] / total - mean_x * mean_y
+        linear = np.sqrt(var_x) > spread
+        slope = np.divide(cov, var_x, out=np.zeros_like(var_x), where=linear)
+        fitted[start:start + 32] = mean_y + slope * ((g - centre) - mean_x)
+    return at, fitted
+
+
+def ici(probs: ArrayLike, y: ArrayLike, span: float = 2 / 3, notion: str | None = None,
+        class_index: int | None = None) -> dict[str, float]:
+    """Integrated calibration index and its quantiles (Austin & Steyerberg 2019, "The
+    Integrated Calibration Index (ICI) and related metrics for quantifying the calibration of
+    logistic regression models", Statistics in Medicine 38:4051–4065).
+
+    With ``ĉ`` the lowess calibration curve of the outcomes on the predictions
+    (:func:`lowess_curve`) and ``e_i = |ĉ(p_i) − p_i|``::
+
+        ICI = mean_i e_i,   E50 = median_i e_i,   E90 = 90th percentile,   Emax = max_i e_i
+
+    Convention: ``rms::val.prob`` (Harrell), whose Eavg, E90 and Emax these are — R's
+    ``lowess(p, y, iter = 0)`` with span f = 2/3, a local *linear* fit, evaluated at every
+    prediction by linear interpolation; quantiles by linear interpolation (R type 7). Austin &
+    Steyerberg's own code used ``loess`` (span 0.75, local quadratic); the curve differs a
+    little, the definition of the index does not. The curve is fitted at every distinct
+    prediction when there are at most ``FIT_POINTS`` of them, else at ``FIT_POINTS`` equally
+    spaced points (R's lowess likewise fits every ``delta`` = 1% of the range and
+    interpolates). Above ``CELLS`` rows, rows are pooled into ``CELLS`` cells of width 2⁻¹²
+    on the prediction axis, each entering at its mean prediction with its row count, so the
+    cost is O(n) plus O(``FIT_POINTS``·``CELLS``): a cell's weight sum moves from
+    ``Σ w(x_i)`` to ``n_b w(x̄_b)``, a relative change of order ``(2⁻¹²/h)²`` (the first-order
+    term vanishes at the mean), below 10⁻⁴ for neighbourhoods wider than h = 0.025.
+
+    Parameters
+    ----------
+    probs, y
+        Predictions and labels (DESIGN.md conventions).
+    span
+        Share of the rows in each local neighbourhood, in (0, 1].
+    notion, class_index
+        The (confidence, outcome) pair; classwise needs ``class_index``.
+
+    Returns
+    -------
+    dict
+        ``{"ici", "e50", "e90", "emax"}``, each in [0, 1].
+    """
+    span = _check_span(span)
+    conf, outcome, _ = _pair(probs, y, notion, class_index)
+    return ici_of(conf, outcome, span)
+
+
+def ici_of(conf: np.ndarray, outcome: np.ndarray, span: float = 2 / 3) -> dict[str, float]:
+    """:func:`ici` of one validated (confidence, outcome) pair (no input checks)."""
+    at, fitted = lowess_curve(conf, outcome, span)
+    errors = np.abs(np.interp(conf, at, fitted) - conf)
+    return {"ici": float(errors.mean()), "e50": float(np.median(errors)),
+            "e90": float(np.quantile(errors, 0.9)), "emax": float(errors.max())}
+
+
+# --------------------------------------------------------------------------- logistic models
+
+
+@dataclass(frozen=True)
+class LogisticFit:
+    """Maximum-likelihood fit of ``logit P(y=1) = a + b·z`` (or with b fixed at 1)."""
+
+    intercept: float
+    slope: float
+    covariance: np.ndarray = field(repr=False)
+    log_likelihood: float
+    iterations: int
+
+
+def _log_likelihood(eta: np.ndarray, outcome: np.ndarray) -> float:
+    """``Σ y η − log(1 + e^η)``, computed without overflow."""
+    return float(np.sum(outcome * eta - np.logaddexp(0.0, eta)))
+
+
+def logistic_fit(z: np.ndarray, outcome: np.ndarray, fit_slope: bool = True,
+                 max_iter: int = 100) -> LogisticFit:
+    """Newton–Raphson (IRLS) for ``logit P(y=1) = a + b z`` (``fit_slope=False``: ``a + z``,
+    the offset model), started at (0, 1) — the calibrated model. Converges when the Newton
+    step is below 1e-10; the covariance is the inverse observed information
+    ``[Σ w (1, z)ᵀ(1, z)]⁻¹``, ``w = μ(1 − μ)``. Inputs are trusted; outcomes of one kind only,
+    or predictions that separate the outcomes, have no finite estimate and raise a ValueError.
+    """
+    if outcome.min() == outcome.max():
+        raise ValueError(
+            "The calibration intercept and slope need both outcomes; every row has outcome "
+            f"{int(outcome[0])}, so the logistic fit has no finite solution."
+        )
+    a, b = 0.0, 1.0
+    for iteration in range(1, max_iter + 1):
+        info, grad = _information(z, outcome, a, b, fit_slope)
+        try:
+            step = np.linalg.solve(info, grad)
+        except np.linalg.LinAlgError as err:
+            raise ValueError("The logistic recalibration has no unique solution: the "
+                             "predictions take a single value or separate the outcomes.") from err
+        a += step[0]
+        if fit_slope:
+            b += step[1]
+        if np.max(np.abs(step)) < 1e-10:
+            # the information of this iteration: the final step (< 1e-10) leaves it unchanged
+            return LogisticFit(float(a), float(b), np.linalg.inv(info),
+                               _log_likelihood(a + b * z, outcome), iteration)
+    raise ValueError(
+        f"The logistic recalibration did not converge in {max_iter} Newton steps: the "
+        "predictions (nearly) separate the outcomes, so the slope is not finite."
+    )
+
+
+def _information(z: np.ndarray, outcome: np.ndarray, a: float, b: float,
+                 fit_slope: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Observed information and score of the logistic model at (a, b)."""
+    mu = expit(a + b * z)
+    w = mu * (1.0 - mu)
+    resid = outcome - mu
+    if not fit_slope:
+        return np.array([[w.sum()]]), np.array([resid.sum()])
+    wz = w * z
+    info = np.array([[w.sum(), wz.sum()], [wz.sum(), float(np.dot(wz, z))]])
+    return info, np.array([resid.sum(), float(np.dot(resid, z))])
+
+
+def calibration_slope(probs: ArrayLike, y: ArrayLike, level: float = 0.95,
+                      notion: str | None = None, class_index: int | None = None
+                      ) -> dict[str, float]:
+    """Calibration slope and intercept with Wald intervals (Cox 1958, "Two further
+    applications of a model for binary regression", Biometrika 45:562–565; Van Calster et al.
+    2019).
+
+    * ``slope``: b of the logistic recalibration ``logit P(y=1) = a + b·logit(p)``; 1 when
+      calibrated, below 1 when the predictions are too extreme (overfitting), above 1 when
+      too modest. ``joint_intercept`` is that model's a (``rms::val.prob``'s "Intercept").
+    * ``intercept``: calibration-in-the-large, a of ``logit P(y=1) = a + logit(p)`` (slope
+      fixed at 1, logit(p) as offset); 0 when calibrated, < 0 when the predictions are too
+      high on average.
+
+    Wald intervals ``estimate ± z_{(1+level)/2}·SE`` with SE from the inverse observed
+    information of each maximum-likelihood fit (:func:`logistic_fit`).
+
+    Parameters
+    ----------
+    probs, y
+        Predictions and labels (DESIGN.md conventions).
+    level
+        Confidence level of the intervals.
+    notion, class_index
+        The (confidence, outcome) pair; classwise needs ``class_index``.
+
+    Returns
+    -------
+    dict
+        ``slope, slope_se, slope_low, slope_high, intercept, intercept_se, intercept_low,
+        intercept_high, joint_intercept, level``.
+    """
+    level = check_level(level)
+    conf, outcome, _ = _pair(probs, y, notion, class_index)
+    z = logit(conf, LOGIT_EPS)
+    joint = logistic_fit(z, outcome, fit_slope=True)
+    offset = logistic_fit(z, outcome, fit_slope=False)
+    crit = float(stats.norm.ppf(0.5 + level / 2))
+    slope_se = float(np.sqrt(joint.covariance[1, 1]))
+    intercept_se = float(np.sqrt(offset.covariance[0, 0]))
+    return {
+        "slope": joint.slope, "slope_se": slope_se,
+        "slope_low": joint.slope - crit * slope_se, "slope_high": joint.slope + crit * slope_se,
+        "intercept": offset.intercept, "intercept_se": intercept_se,
+        "intercept_low": offset.intercept - crit * intercept_se,
+        "intercept_high": offset.intercept + crit * intercept_se,
+        "joint_intercept": joint.intercept, "level": level,
+    }
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def cox_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
+             class_index: int | None = None) -> TestResult:
+    """Cox's (1958) test of ``intercept = 0`` and ``slope = 1`` jointly, as a likelihood
+    ratio.
+
+    ``χ² = 2[ℓ(â, b̂) − ℓ(0, 1)]`` with ℓ the log-likelihood of ``logit P(y=1) = a + b·logit(p)``;
+    under calibration χ² ~ χ²₂. ``parameters["unreliability"]`` is Harrell's
+    ``U = (χ² − 2)/n`` (``rms::val.prob``, whose "U" test this is).
+
+    Returns
+    -------
+    core.stattests.TestResult
+        statistic χ², asymptotic p-value, no resamples.
+    """
+    from core.stattests import TestResult  # here: core.stattests re-exports this module
+
+    conf, outcome, notion = _pair(probs, y, notion, class_index)
+    z = logit(conf, LOGIT_EPS)
+    fit = logistic_fit(z, outcome, fit_slope=True)
+    statistic = max(0.0, 2.0 * (fit.log_likelihood - _log_likelihood(z, outcome)))
+    n = conf.shape[0]
+    return TestResult(statistic, float(stats.chi2.sf(statistic, 2)), np.empty(0), "cox", 0, {
+        "intercept": fit.intercept, "slope": fit.slope, "degrees_of_freedom": 2,
+        "unreliability": (statistic - 2.0) / n, "notion": notion,
+    })
+
+
+def spiegelhalter_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
+                       class_index: int | None = None) -> TestResult:
+    """Spiegelhalter's (1986) z test of calibration, two-sided ("Probabilistic prediction in
+    patient management and clinical trials", Statistics in Medicine 5:421–433).
+
+    ``Z = Σ (y_i − p_i)(1 − 2p_i) / √(Σ (1 − 2p_i)² p_i (1 − p_i))`` — the standardised
+    difference between the Brier score and its expectation under calibration; ``Z ~ N(0, 1)``
+    under calibration, ``p = 2Φ(−|Z|)``. As ``rms::val.prob``'s "S:z" and "S:p". When every
+    prediction is 0, ½ or 1 the variance is 0 and the test is undefined (ValueError).
+
+    Returns
+    -------
+    core.stattests.TestResult
+        statistic Z, p-value, no resamples.
+    """
+    from core.stattests import TestResult  # here: core.stattests re-exports this module
+
+    conf, outcome, notion = _pair(probs, y, notion, class_index)
+    weight = 1.0 - 2.0 * conf
+    variance = float(np.sum(weight**2 * conf * (1.0 - conf)))
+    if variance <= 0.0:
+        raise ValueError(
+            "The Spiegelhalter test needs some predictions strictly between 0 and 1 other "
+            "than 0.5; here every prediction is 0, 0.5 or 1, so its variance is 0."
+        )
+    z = float(np.sum((outcome - conf) * weight) / np.sqrt(variance))
+    return TestResult(z, float(2.0 * stats.norm.sf(abs(z))), np.empty(0), "spiegelhalter", 0,
+                      {"alternative": "two-sided", "notion": notion})

@@ -1,0 +1,211 @@
+"""Calibration without bins: cumulative differences between outcomes and predictions.
+
+Arrieta-Ibarra, Gujral, Tannen, Tygert & Xu (2022), "Metrics of calibration for probabilistic
+predictions", JMLR 23(351):1–54. Sort the rows by their confidence ``S_1 ≤ … ≤ S_n`` (with
+outcomes ``R_j``) and accumulate
+
+    C_k = (1/n) Σ_{j ≤ k} (R_j − S_j),   k = 0, …, n   (C_0 = 0).
+
+The slope of C over a range of k is the average miscalibration of those rows (observed minus
+predicted), so the plot of C against ``k/n`` is a reliability diagram without bins. Two
+scalar metrics summarise it:
+
+    G = max_k |C_k|                     (Kolmogorov–Smirnov)
+    H = max_k C_k − min_k C_k           (Kuiper; includes C_0 = 0)
+
+Under calibration ``C_n`` has standard deviation ``σ = √(Σ_j S_j(1 − S_j)) / n`` and, as n
+grows, ``C`` run against its cumulative variance is a standard Brownian motion, so ``G/σ`` tends
+to the supremum of |B| on [0, 1] and ``H/σ`` to the range of B (Feller 1951); the p-values are
+their tail probabilities (:func:`ks_survival`, :func:`kuiper_survival`). Tygert's analysis
+("Calibration of P-values for calibration and for deviation of a subpopulation from the full
+population", 2022) shows these p-values are conservative for finite n.
+
+Ties: rows with equal confidences are one step of C (their order is arbitrary, so C is read
+only at the ends of tied runs); the paper breaks ties at random instead. The result therefore
+does not depend on the order of the rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import ndtr
+
+from core._scores import confidence_outcome_of, resolve_notion
+from core._validation import check_choice, check_probs_labels
+
+if TYPE_CHECKING:
+    from core.stattests import TestResult
+
+STATISTICS = ("ks", "kuiper")
+
+
+@dataclass(frozen=True)
+class CumulativeDifferences:
+    """The path of cumulative differences and its summaries.
+
+    Attributes
+    ----------
+    fraction : ndarray
+        ``k/n`` at the ends of the runs of tied confidences, starting with 0.
+    cumulative : ndarray
+        ``C_k`` at those k (``C_0 = 0``).
+    scores : ndarray
+        The confidence of each run (NaN for the leading 0).
+    sigma_path : ndarray
+        ``√(Σ_{j≤k} S_j(1 − S_j)) / n``, the standard deviation of ``C_k`` under calibration.
+    ks, kuiper : float
+        G and H (module docstring).
+    sigma : float
+        ``σ = sigma_path[-1]``.
+    """
+
+    fraction: np.ndarray = field(repr=False)
+    cumulative: np.ndarray = field(repr=False)
+    scores: np.ndarray = field(repr=False)
+    sigma_path: np.ndarray = field(repr=False)
+    ks: float
+    kuiper: float
+    sigma: float
+    n: int
+    notion: str
+
+    def thinned(self, max_points: int = 5_000) -> CumulativeDifferences:
+        """At most about ``max_points`` points for drawing; the extremes of C in every stretch
+        are kept, so the drawn path reaches the same maximum and minimum."""
+        size = self.fraction.shape[0]
+        if size <= max_points:
+            return self
+        step = int(np.ceil(2 * size / max_points))
+        keep = {0, size - 1}
+        for start in range(0, size, step):
+            part = self.cumulative[start:start + step]
+            keep.update((start + int(np.argmin(part)), start + int(np.argmax(part))))
+        rows = np.array(sorted(keep))
+        return CumulativeDifferences(
+            self.fraction[rows], self.cumulative[rows], self.scores[rows],
+            self.sigma_path[rows], self.ks, self.kuiper, self.sigma, self.n, self.notion)
+
+
+def _pair(probs: ArrayLike, y: ArrayLike, notion: str | None,
+          class_index: int | None) -> tuple[np.ndarray, np.ndarray, str]:
+    p, labels = check_probs_labels(probs, y)
+    notion = resolve_notion(notion, p)
+    if notion == "classwise" and class_index is None:
+        raise ValueError("Cumulative differences order the rows by one confidence: with the "
+                         "'classwise' notion pass class_index to choose the class.")
+    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
+    return conf, outcome, notion
+
+
+def _differences(conf: np.ndarray, outcome: np.ndarray, notion: str) -> CumulativeDifferences:
+    n = conf.shape[0]
+    order = np.argsort(conf)  # any order within ties: C is read only at the ends of runs
+    s = conf[order]
+    ends = np.flatnonzero(np.append(s[1:] != s[:-1], True))  # last row of each tied run
+    cumulative = np.concatenate([[0.0], np.cumsum(outcome[order] - s)[ends] / n])
+    variance = np.concatenate([[0.0], np.cumsum(s * (1.0 - s))[ends]])
+    sigma_path = np.sqrt(variance) / n
+    return CumulativeDifferences(
+        fraction=np.concatenate([[0.0], (ends + 1) / n]), cumulative=cumulative,
+        scores=np.concatenate([[np.nan], s[ends]]), sigma_path=sigma_path,
+        ks=float(np.abs(cumulative).max()),
+        kuiper=float(cumulative.max() - cumulative.min()),
+        sigma=float(sigma_path[-1]), n=n, notion=notion)
+
+
+def cumulative_differences(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
+                           class_index: int | None = None) -> CumulativeDifferences:
+    """The cumulative-differences path of Arrieta-Ibarra et al. (2022) (module docstring).
+
+    Parameters
+    ----------
+    probs, y
+        Predictions and labels (DESIGN.md conventions).
+    notion, class_index
+        The (confidence, outcome) pair; classwise needs ``class_index``.
+
+    Returns
+    -------
+    CumulativeDifferences
+    """
+    return _differences(*_pair(probs, y, notion, class_index))
+
+
+def cumulative_metric(probs: ArrayLike, y: ArrayLike, statistic: str = "kuiper",
+                      notion: str | None = None, class_index: int | None = None) -> float:
+    """Kuiper's H (default) or the Kolmogorov–Smirnov G of the cumulative differences, on the
+    scale of probabilities: H is the largest miscalibration accumulated over any range of
+    confidences, as a share of all rows. 0 when every prefix is calibrated."""
+    check_choice(statistic, STATISTICS, "cumulative statistic",
+                 "choose 'ks' (Kolmogorov–Smirnov) or 'kuiper'")
+    path = cumulative_differences(probs, y, notion, class_index)
+    return path.ks if statistic == "ks" else path.kuiper
+
+
+def ks_survival(x: float) -> float:
+    """``P(sup_{0≤t≤1} |B(t)| ≥ x)`` for a standard Brownian motion B.
+
+    For x < 1 from the theta series ``1 − (4/π) Σ_{k≥0} (−1)^k/(2k+1) exp(−(2k+1)²π²/(8x²))``,
+    otherwise from the reflection series ``4 Σ_{k≥1} (−1)^{k+1} Φ̄((2k − 1)x)`` (no
+    cancellation in the tail); both summed to double precision.
+    """
+    if x <= 0:
+        return 1.0
+    if x < 1.0:
+        k = np.arange(0, 40)
+        terms = (-1.0) ** k / (2 * k + 1) * np.exp(-((2 * k + 1) ** 2) * np.pi**2 / (8 * x * x))
+        return float(min(1.0, max(0.0, 1.0 - 4.0 / np.pi * terms.sum())))
+    k = np.arange(1, 40)
+    return float(min(1.0, 4.0 * np.sum((-1.0) ** (k + 1) * ndtr(-(2 * k - 1) * x))))
+
+
+def kuiper_survival(x: float) -> float:
+    """``P(max B − min B ≥ x)`` on [0, 1] for a standard Brownian motion B (Feller 1951):
+
+        1 − Σ_{k≥0} (8/x² + 2/((k+½)²π²)) exp(−2(k+½)²π²/x²)
+
+    summed until the terms fall below double precision (at most a few dozen for x < 40; the
+    p-value is below 1e-300 beyond).
+    """
+    if x <= 0:
+        return 1.0
+    if x > 40.0:
+        return 0.0
+    k = np.arange(0, int(np.ceil(0.5 + x * 1.5)) + 5) + 0.5
+    terms = (8.0 / x**2 + 2.0 / (k**2 * np.pi**2)) * np.exp(-2.0 * k**2 * np.pi**2 / x**2)
+    return float(min(1.0, max(0.0, 1.0 - terms.sum())))
+
+
+def cumulative_test(probs: ArrayLike, y: ArrayLike, statistic: str = "ks",
+                    notion: str | None = None, class_index: int | None = None) -> TestResult:
+    """Test of calibration from the cumulative differences (Arrieta-Ibarra et al. 2022).
+
+    The statistic is ``G/σ`` (``"ks"``) or ``H/σ`` (``"kuiper"``) and the p-value its
+    Brownian-motion tail probability (:func:`ks_survival`, :func:`kuiper_survival`),
+    asymptotic and conservative. ``parameters["metric"]`` is G or H itself and
+    ``parameters["sigma"]`` is σ. When every prediction is 0 or 1, σ = 0 and the test is
+    undefined (ValueError).
+
+    Returns
+    -------
+    core.stattests.TestResult
+        statistic G/σ or H/σ, p-value, no resamples.
+    """
+    from core.stattests import TestResult  # here: core.stattests re-exports this module
+
+    check_choice(statistic, STATISTICS, "cumulative statistic",
+                 "choose 'ks' (Kolmogorov–Smirnov) or 'kuiper'")
+    path = cumulative_differences(probs, y, notion, class_index)
+    if path.sigma <= 0.0:
+        raise ValueError("The cumulative test needs predictions strictly between 0 and 1; "
+                         "every prediction here is 0 or 1, so the differences have no spread.")
+    metric = path.ks if statistic == "ks" else path.kuiper
+    normalized = metric / path.sigma
+    p_value = ks_survival(normalized) if statistic == "ks" else kuiper_survival(normalized)
+    return TestResult(normalized, p_value, np.empty(0), f"cumulative-{statistic}", 0, {
+        "metric": metric, "sigma": path.sigma, "statistic": statistic, "notion": path.notion,
+    })

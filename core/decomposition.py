@@ -1,0 +1,158 @@
+"""Score decompositions: the Murphy decomposition of the Brier score and the split of the log
+loss into calibration and refinement, both against the optimal (isotonic) recalibration.
+
+For a proper score S (Brier: ``(p − y)²``; log loss: ``−y log p − (1 − y) log(1 − p)``) and
+the mean score ``S̄(x) = (1/n) Σ S(x_i, y_i)`` of forecasts x, Murphy (1973, "A new vector
+partition of the probability score", J. Appl. Meteor. 12:595–600) writes
+
+    S̄(p) = REL − RES + UNC
+    REL = S̄(p) − S̄(p̂)     reliability, the miscalibration (≥ 0)
+    RES = S̄(ȳ) − S̄(p̂)     resolution, the discrimination (≥ 0)
+    UNC = S̄(ȳ)             uncertainty of the outcomes (ȳ: their mean)
+
+where p̂ is the recalibrated forecast. Murphy's p̂ is the observed frequency among rows with the
+same forecast value; for forecasts that take many values this follows Dimitriadis, Gneiting &
+Jordan (2021, "Stable reliability diagrams for probabilistic classifiers", PNAS 118(8), the
+CORP decomposition): p̂ is the isotonic regression of y on p (pool-adjacent-violators, ties in p
+pooled first), which is Murphy's frequency wherever the frequencies increase with p and makes
+REL ≥ 0 and RES ≥ 0 hold exactly, with no bins to choose. The same p̂ minimises every proper
+score among non-decreasing recalibrations, so for the log loss ``S̄(p̂)`` is the *refinement*
+(the loss left after the best monotone recalibration) and ``S̄(p) − S̄(p̂)`` the *calibration*
+loss (DeGroot & Fienberg 1983; Bröcker 2009).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import xlog1py, xlogy
+from sklearn.isotonic import isotonic_regression
+
+from core._scores import confidence_outcome_of, resolve_notion
+from core._validation import check_probs_labels
+
+#: Forecasts are clipped to [EPS, 1 − EPS] in the log loss, as in :func:`core.metrics.nll`.
+EPS = 1e-15
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """``score = reliability − resolution + uncertainty``; ``refinement = score − reliability``
+    is the score after the optimal (isotonic) recalibration."""
+
+    score: float
+    reliability: float
+    resolution: float
+    uncertainty: float
+    refinement: float
+    rule: str
+    notion: str
+
+    def as_dict(self) -> dict[str, float | str]:
+        return asdict(self)
+
+
+def isotonic_recalibration(conf: np.ndarray, outcome: np.ndarray) -> np.ndarray:
+    """Each row's PAV-recalibrated probability ``p̂_i``: the non-decreasing function of the
+    confidence closest to the outcomes in squared error, with tied confidences sharing one
+    value (their outcomes are pooled before the pool-adjacent-violators pass)."""
+    values, inverse, counts = np.unique(conf, return_inverse=True, return_counts=True)
+    means = np.bincount(inverse, outcome, values.shape[0]) / counts
+    fitted = isotonic_regression(means, sample_weight=counts.astype(np.float64),
+                                 y_min=0.0, y_max=1.0, increasing=True)
+    return np.asarray(fitted)[inverse]
+
+
+def _brier(x: np.ndarray | float, outcome: np.ndarray) -> float:
+    return float(np.mean((x - outcome) ** 2))
+
+
+def _log_loss(x: np.ndarray | float, outcome: np.ndarray, clip: bool) -> float:
+    x = np.broadcast_to(np.asarray(x, dtype=np.float64), outcome.shape)
+    if clip:
+        x = np.clip(x, EPS, 1.0 - EPS)
+    # xlogy(0, 0) = 0: a recalibrated 0 or 1 costs nothing where every outcome agrees with it
+    return float(-np.mean(xlogy(outcome, x) + xlog1py(1.0 - outcome, -x)))
+
+
+def _decompose(probs: ArrayLike, y: ArrayLike, notion: str | None, class_index: int | None,
+               rule: str) -> Decomposition:
+    p, labels = check_probs_labels(probs, y)
+    notion = resolve_notion(notion, p)
+    if notion == "classwise" and class_index is None:
+        raise ValueError("A decomposition needs one confidence per row: with the 'classwise' "
+                         "notion pass class_index to choose the class.")
+    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
+    return decompose_of(conf, outcome, rule, notion)
+
+
+def decompose_of(conf: np.ndarray, outcome: np.ndarray, rule: str, notion: str,
+                 recalibrated: np.ndarray | None = None) -> Decomposition:
+    """The ``rule`` ("brier" or "log") decomposition of one validated (confidence, outcome)
+    pair (no input checks); ``recalibrated`` may pass :func:`isotonic_recalibration`'s result
+    when it is already known (it is the same for every proper score)."""
+    if recalibrated is None:
+        recalibrated = isotonic_recalibration(conf, outcome)
+    base = float(outcome.mean())
+    if rule == "brier":
+        score, refined, climate = (_brier(conf, outcome), _brier(recalibrated, outcome),
+                                   _brier(base, outcome))
+    else:
+        score = _log_loss(conf, outcome, clip=True)
+        refined = _log_loss(recalibrated, outcome, clip=False)
+        climate = _log_loss(base, outcome, clip=False)
+    # PAV can only improve on the forecast and on the constant ȳ (a non-decreasing function);
+    # clipping at 0 removes rounding of order 1e-17.
+    return Decomposition(score=score, reliability=max(score - refined, 0.0),
+                         resolution=max(climate - refined, 0.0), uncertainty=climate,
+                         refinement=refined, rule=rule, notion=notion)
+
+
+def brier_decomposition(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
+                        class_index: int | None = None) -> Decomposition:
+    """Murphy decomposition of the Brier score with the CORP recalibration (module docstring).
+
+    ``BS = REL − RES + UNC`` with ``REL = BS(p) − BS(p̂)``, ``RES = ȳ(1 − ȳ) − BS(p̂)`` and
+    ``UNC = ȳ(1 − ȳ)``; p̂ is the isotonic (PAV) recalibration. For forecasts with few distinct
+    values whose observed frequencies increase with the forecast, REL and RES are exactly
+    Murphy's ``Σ_v (n_v/n)(v − ȳ_v)²`` and ``Σ_v (n_v/n)(ȳ_v − ȳ)²``.
+
+    Parameters
+    ----------
+    probs, y
+        Predictions and labels (DESIGN.md conventions).
+    notion, class_index
+        The (confidence, outcome) pair; classwise needs ``class_index``. With the positive
+        notion ``score`` is :func:`core.metrics.brier`.
+
+    Returns
+    -------
+    Decomposition
+    """
+    return _decompose(probs, y, notion, class_index, "brier")
+
+
+def log_loss_decomposition(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
+                           class_index: int | None = None) -> Decomposition:
+    """The log loss split into calibration and refinement (module docstring).
+
+    ``LL(p) = [LL(p) − LL(p̂)] + LL(p̂)``: ``reliability`` is the calibration loss removed by
+    the optimal monotone recalibration p̂ (PAV), ``refinement = LL(p̂)`` the loss that remains;
+    ``refinement = UNC − RES`` with ``UNC = −ȳ log ȳ − (1 − ȳ) log(1 − ȳ)`` (the entropy of the
+    outcomes, nats). Forecasts are clipped to ``[1e-15, 1 − 1e-15]`` as in
+    :func:`core.metrics.nll`, so ``score`` is ``nll`` for the positive notion.
+
+    Parameters
+    ----------
+    probs, y
+        Predictions and labels (DESIGN.md conventions).
+    notion, class_index
+        The (confidence, outcome) pair; classwise needs ``class_index``.
+
+    Returns
+    -------
+    Decomposition
+    """
+    return _decompose(probs, y, notion, class_index, "log")

@@ -1,0 +1,155 @@
+"""The rows the smooth, curve-based, clinical and cumulative families add to the metrics table,
+with their intervals and conventions (the binned rows are :func:`core.metrics.metrics_table`).
+
+Every row measures the (confidence, outcome) pair of one calibration notion
+(:func:`core.metrics.confidence_outcome`); its description states the convention (bandwidth,
+smoothing span, recalibration) so that a number can be matched with the peer tool that reports
+it. Intervals: Wald for the calibration slope and intercept (:func:`core.clinical.
+calibration_slope`); for every other row the bootstrap over rows (basic by default, or
+percentile; :func:`core.intervals.bootstrap_interval`), each resample recomputing the whole
+estimator — the smooth ECE re-chooses its bandwidth, the lowess curve is refitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from core._scores import confidence_outcome_of, resolve_notion
+from core._validation import check_count, check_probs_labels, check_seed, n_classes
+from core.clinical import calibration_slope, ici_of
+from core.cumulative import cumulative_differences
+from core.decomposition import decompose_of, isotonic_recalibration
+from core.intervals import bootstrap_interval, check_level
+from core.smooth import smooth_ece_of
+
+#: Row key → (display name, natural range, description with ``{placeholders}``).
+ROWS = {
+    "smooth_ece": ("Smooth ECE", (0.0, 1.0),
+                   "Kernel-smoothed ECE of Błasiok & Nakkiran (2023): reflected Gaussian "
+                   "kernel, bandwidth σ = {sigma:.4f} at the fixed point smECE = σ; no bins."),
+    "ici": ("ICI", (0.0, 1.0),
+            "Integrated calibration index (Austin & Steyerberg 2019): mean |lowess curve − "
+            "prediction| over the rows; lowess span 2/3, local linear, as rms::val.prob's Eavg."),
+    "e50": ("E50", (0.0, 1.0), "Median of |lowess curve − prediction| (same curve as ICI)."),
+    "e90": ("E90", (0.0, 1.0), "90th percentile of |lowess curve − prediction|."),
+    "emax": ("Emax", (0.0, 1.0), "Largest |lowess curve − prediction| at any row."),
+    "slope": ("Calibration slope", (-np.inf, np.inf),
+              "b in logit P(y=1) = a + b·logit(p) (Cox 1958); 1 when calibrated, < 1 when "
+              "predictions are too extreme. Wald interval."),
+    "intercept": ("Calibration intercept", (-np.inf, np.inf),
+                  "Calibration-in-the-large: a in logit P(y=1) = a + logit(p) (slope fixed at "
+                  "1); 0 when calibrated, < 0 when predictions are too high. Wald interval."),
+    "brier_rel": ("Brier reliability (REL)", (0.0, 1.0),
+                  "Murphy decomposition, miscalibration part: Brier(p) − Brier(p̂), p̂ the "
+                  "isotonic (PAV) recalibration (CORP, Dimitriadis et al. 2021)."),
+    "brier_res": ("Brier resolution (RES)", (0.0, 1.0),
+                  "Murphy decomposition, discrimination part: ȳ(1 − ȳ) − Brier(p̂) (CORP)."),
+    "brier_unc": ("Brier uncertainty (UNC)", (0.0, 0.25),
+                  "ȳ(1 − ȳ); Brier = REL − RES + UNC."),
+    "log_cal": ("Log-loss calibration", (0.0, np.inf),
+                "Log loss removed by the optimal monotone (PAV) recalibration: LL(p) − LL(p̂)."),
+    "log_ref": ("Log-loss refinement", (0.0, np.inf),
+                "Log loss left after the optimal monotone recalibration, LL(p̂)."),
+    "cum_ks": ("Cumulative KS (G)", (0.0, 1.0),
+               "max |C_k| of the cumulative differences C_k = (1/n)Σ_{{j≤k}}(y_j − p_j), rows "
+               "sorted by prediction (Arrieta-Ibarra et al. 2022); no bins."),
+    "cum_kuiper": ("Cumulative Kuiper (H)", (0.0, 1.0),
+                   "max C_k − min C_k of the cumulative differences: the largest miscalibration "
+                   "accumulated over any range of predictions, as a share of all rows."),
+}
+#: The row keys in table order.
+ROW_KEYS = tuple(ROWS)
+
+
+def _values(conf: np.ndarray, outcome: np.ndarray, notion: str) -> dict[str, float]:
+    """Every bootstrapped row on one (confidence, outcome) pair (no input checks)."""
+    smooth, _ = smooth_ece_of(conf, outcome)
+    recalibrated = isotonic_recalibration(conf, outcome)  # one PAV serves both scores
+    brier = decompose_of(conf, outcome, "brier", notion, recalibrated)
+    log = decompose_of(conf, outcome, "log", notion, recalibrated)
+    path = cumulative_differences(conf, outcome.astype(np.int64))
+    return {"smooth_ece": smooth, **ici_of(conf, outcome),
+            "brier_rel": brier.reliability, "brier_res": brier.resolution,
+            "brier_unc": brier.uncertainty, "log_cal": log.reliability,
+            "log_ref": log.refinement, "cum_ks": path.ks, "cum_kuiper": path.kuiper}
+
+
+def extended_metrics_table(
+    probs: ArrayLike,
+    y: ArrayLike,
+    notion: str | None = None,
+    class_index: int | None = None,
+    n_resamples: int = 200,
+    level: float = 0.95,
+    seed: int | None = 0,
+    method: str = "basic",
+    progress: Callable[[float, str], None] | None = None,
+) -> pd.DataFrame:
+    """Smooth ECE, ICI/E50/E90/Emax, calibration slope and intercept, the Brier and log-loss
+    decompositions and the cumulative KS/Kuiper metrics, with intervals.
+
+    Parameters
+    ----------
+    probs, y
+        Predictions and labels (DESIGN.md conventions).
+    notion, class_index
+        The (confidence, outcome) pair; classwise needs ``class_index``.
+    n_resamples, level, seed, method
+        Bootstrap of the rows (``n_resamples=0``: no intervals except the Wald ones).
+    progress
+        Optional ``progress(fraction, message)`` during the bootstrap.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``metric, value, ci_low, ci_high, notion, description`` as
+        :func:`core.metrics.metrics_table`, one row per :data:`ROWS` entry.
+    """
+    p, labels = check_probs_labels(probs, y)
+    n_resamples = check_count("n_resamples", n_resamples, 0)
+    level = check_level(level)
+    seed = check_seed(seed)
+    notion = resolve_notion(notion, p)
+    if notion == "classwise" and class_index is None:
+        raise ValueError("The extended metrics compare one confidence per row: with the "
+                         f"'classwise' notion pass class_index (0 to {n_classes(p) - 1}).")
+    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
+    values = _values(conf, outcome, notion)
+    _, sigma = smooth_ece_of(conf, outcome)
+    low = dict.fromkeys(ROW_KEYS, np.nan)
+    high = dict.fromkeys(ROW_KEYS, np.nan)
+    try:
+        slope = calibration_slope(conf, outcome.astype(np.int64), level)
+    except ValueError:  # one outcome only, or separation: no finite slope; the rows say NaN
+        slope = dict.fromkeys(("slope", "intercept", "slope_low", "intercept_low",
+                               "slope_high", "intercept_high"), np.nan)
+    values.update(slope=slope["slope"], intercept=slope["intercept"])
+    low.update(slope=slope["slope_low"], intercept=slope["intercept_low"])
+    high.update(slope=slope["slope_high"], intercept=slope["intercept_high"])
+    if n_resamples:
+        rng = np.random.default_rng(seed)
+        n = conf.shape[0]
+        draws: dict[str, list[float]] = {key: [] for key in ROW_KEYS
+                                          if key not in ("slope", "intercept")}
+        for r in range(n_resamples):
+            rows = rng.integers(0, n, n)
+            for key, value in _values(conf[rows], outcome[rows], notion).items():
+                draws[key].append(value)
+            if progress is not None and ((r + 1) % 10 == 0 or r + 1 == n_resamples):
+                progress((r + 1) / n_resamples, "Bootstrapping the curve-based metrics…")
+        for key, sample in draws.items():
+            low[key], high[key] = bootstrap_interval(sample, values[key], level, method,
+                                                     ROWS[key][1])
+    label = notion if class_index is None else f"{notion}: class {class_index}"
+    return pd.DataFrame({
+        "metric": [ROWS[key][0] for key in ROW_KEYS],
+        "value": [values[key] for key in ROW_KEYS],
+        "ci_low": [low[key] for key in ROW_KEYS],
+        "ci_high": [high[key] for key in ROW_KEYS],
+        "notion": [label] * len(ROW_KEYS),
+        "description": [ROWS[key][2].format(sigma=sigma) for key in ROW_KEYS],
+    })

@@ -1,0 +1,68 @@
+"""The extended rows of the metrics table: values equal the family functions, intervals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from core import clinical, cumulative, decomposition, smooth
+from core._validation import sigmoid
+from core.extended_metrics import ROWS, extended_metrics_table
+
+
+def sample(n: int = 1_500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    L = rng.normal(-0.4, 1.4, n)
+    return sigmoid(L), (rng.random(n) < sigmoid(0.7 * L)).astype(np.int64)
+
+
+def test_rows_equal_the_family_functions() -> None:
+    p, y = sample()
+    table = extended_metrics_table(p, y, n_resamples=0).set_index("metric")["value"]
+    expected = {
+        "Smooth ECE": smooth.smooth_ece(p, y),
+        "ICI": clinical.ici(p, y)["ici"], "Emax": clinical.ici(p, y)["emax"],
+        "Calibration slope": clinical.calibration_slope(p, y)["slope"],
+        "Calibration intercept": clinical.calibration_slope(p, y)["intercept"],
+        "Brier reliability (REL)": decomposition.brier_decomposition(p, y).reliability,
+        "Log-loss refinement": decomposition.log_loss_decomposition(p, y).refinement,
+        "Cumulative Kuiper (H)": cumulative.cumulative_metric(p, y),
+        "Cumulative KS (G)": cumulative.cumulative_metric(p, y, "ks"),
+    }
+    for name, value in expected.items():
+        assert table[name] == pytest.approx(value, rel=1e-12), name
+    assert list(table.index) == [row[0] for row in ROWS.values()]
+
+
+def test_intervals_are_seeded_and_hold_the_wald_ones() -> None:
+    p, y = sample(800, 1)
+    calls = []
+    one = extended_metrics_table(p, y, n_resamples=30, seed=4,
+                                 progress=lambda x, m: calls.append(x))
+    two = extended_metrics_table(p, y, n_resamples=30, seed=4)
+    np.testing.assert_array_equal(one["ci_low"], two["ci_low"])
+    assert calls[-1] == 1.0
+    assert one[["ci_low", "ci_high"]].notna().all().all()
+    assert (one["ci_low"] <= one["ci_high"]).all()
+    slope = clinical.calibration_slope(p, y)
+    row = one.set_index("metric").loc["Calibration slope"]
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((slope["slope_low"],
+                                                             slope["slope_high"]))
+    assert "σ = " in one["description"].iloc[0]
+
+
+def test_classwise_needs_a_class_and_labels_it() -> None:
+    rng = np.random.default_rng(2)
+    P = rng.dirichlet([1, 1, 1], 600)
+    y = (P.cumsum(axis=1) < rng.random((600, 1))).sum(axis=1)
+    with pytest.raises(ValueError, match="class_index"):
+        extended_metrics_table(P, y, notion="classwise", n_resamples=0)
+    table = extended_metrics_table(P, y, notion="classwise", class_index=2, n_resamples=0)
+    assert set(table["notion"]) == {"classwise: class 2"}
+    top = extended_metrics_table(P, y, n_resamples=0)
+    assert set(top["notion"]) == {"top-label"}
+
+
+def test_single_outcome_leaves_the_slope_empty_not_an_error() -> None:
+    table = extended_metrics_table([0.2, 0.4, 0.7, 0.9], [1, 1, 1, 1], n_resamples=0)
+    assert np.isnan(table.set_index("metric").loc["Calibration slope", "value"])
