@@ -226,8 +226,6 @@ def reference_tab() -> None:
         except DataError as error:
             st.error(str(error), icon=":material/error:")
             return
-        for note in result.notes:
-            st.info(note, icon=":material/model_training:")
         mapping = replace(result.mapping, features=tuple(audit_features), groups=tuple(groups))
         name = f"{REFERENCE_MODELS[model]} on {source.split(': ', 1)[1]}"
         activate(result.frame, mapping, name, f"reference model: {name}",
