@@ -15,8 +15,7 @@ rows. Each dataset arrives as an upload does: the table is written to CSV, read 
 
 from __future__ import annotations
 
-import ast
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 
 import pytest
@@ -28,6 +27,7 @@ from core.readers import read_table
 from core.reference_model import train_reference_model
 from dashboard.guard import FAILURE_PREFIX
 from dashboard.state import cached_demo
+from tests.app_pages import PageRef, discover_pages
 from tests.conftest import APP
 from tests.realdata_tables import (
     COMPAS_AUDIT_FEATURES,
@@ -41,32 +41,6 @@ from tests.realdata_tables import (
 )
 
 TIMEOUT = 300
-
-
-@dataclass(frozen=True)
-class PageRef:
-    path: str  # relative to dashboard/, as AppTest.switch_page takes it
-    title: str
-
-
-def discover_pages() -> tuple[PageRef, ...]:
-    """The ``st.Page(HERE / "views" / "x.py", title=...)`` entries of ``PAGES`` in app.py."""
-    tree = ast.parse(APP.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "PAGES" for t in node.targets):
-            return tuple(_page(call) for call in node.value.elts)
-    raise AssertionError("dashboard/app.py has no PAGES list")
-
-
-def _page(call: ast.Call) -> PageRef:
-    parts: list[str] = []
-    node = call.args[0]
-    while isinstance(node, ast.BinOp):  # HERE / "views" / "x.py"
-        parts.insert(0, node.right.value)
-        node = node.left
-    title = next(k.value.value for k in call.keywords if k.arg == "title")
-    return PageRef("/".join(parts), title)
 
 
 PAGES = discover_pages()
@@ -210,6 +184,8 @@ def test_real_table_from_upload_to_every_page_without_editing(table: str) -> Non
         notes = " ".join(i.value for i in at.info)
         assert "more than one column named 'decile_score'" in notes
         assert "with scikit-learn's default settings" in notes and "seed 7" in notes
+        report = " ".join(n.message for n in at.session_state["active_audit"].report)
+        assert "seed 7" in report  # the validation report keeps what was done
     else:
         at = upload_and_train(
             "german_credit.csv", german_credit_like_frame().to_csv(index=False).encode(),

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core.column_guess import group_member_columns, guess_columns
-from core.data import AuditData, ColumnMapping, DataError, summarise_columns
+from core.data import AuditData, ColumnMapping, DataError, ValidationNote, summarise_columns
 from core.demo import DEMOS, demo_mapping
 from core.figures import class_balance_figure
 from core.readers import SUPPORTED_SUFFIXES, LoadedTable, read_table
@@ -80,7 +80,7 @@ def upload_tab() -> None:
     file_key = hashlib.sha1(uploaded.getvalue()).hexdigest()[:10]
     mapping = mapping_form(frame, f"map_{file_key}")
     if st.button("Validate and use this table", type="primary", key="use_upload"):
-        activate(frame, mapping, uploaded.name, f"upload: {uploaded.name}")
+        activate(frame, mapping, uploaded.name, f"upload: {uploaded.name}", table.notes)
 
 
 def mapping_form(frame, key: str) -> ColumnMapping:
@@ -134,7 +134,10 @@ def mapping_form(frame, key: str) -> ColumnMapping:
     )
 
 
-def activate(frame, mapping: ColumnMapping, name: str, source: str) -> None:
+def activate(frame, mapping: ColumnMapping, name: str, source: str,
+             read_notes: tuple[str, ...] = ()) -> None:
+    """Validate and make active; what was done before validation (the reader's repairs such
+    as repeated headers, the reference model's training) opens the validation report."""
     if not mapping.probs:
         st.error("Choose at least one probability column.", icon=":material/error:")
         return
@@ -143,7 +146,8 @@ def activate(frame, mapping: ColumnMapping, name: str, source: str) -> None:
     except DataError as error:
         st.error(str(error), icon=":material/error:")
         return
-    set_active(audit, source)
+    notes = tuple(ValidationNote("info", n) for n in read_notes)
+    set_active(replace(audit, report=notes + audit.report), source)
     st.success(f"Now auditing {name}: {audit.n:,} rows passed validation.")
 
 
@@ -230,11 +234,10 @@ def reference_tab() -> None:
         except DataError as error:
             st.error(str(error), icon=":material/error:")
             return
-        for note in result.notes:
-            st.info(note, icon=":material/model_training:")
         mapping = replace(result.mapping, features=tuple(audit_features), groups=tuple(groups))
         name = f"{REFERENCE_MODELS[model]} on {source.split(': ', 1)[1]}"
-        activate(result.frame, mapping, name, f"reference model: {name}")
+        activate(result.frame, mapping, name, f"reference model: {name}",
+                 result.notes)
         st.download_button(
             "Download the table with predictions (CSV)",
             result.frame.to_csv(index=False).encode(), file_name="reference_predictions.csv",

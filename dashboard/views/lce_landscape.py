@@ -32,7 +32,8 @@ st.caption(
 audit = active_audit()
 data, part = analysis_part(audit, key="lce_part")
 if audit.feature_frame.shape[1] == 0:
-    st.warning("Map audit features on the Data page: the landscape is drawn over them.",
+    st.warning("Map audit features on the Data page: the landscape is drawn over them (with "
+               "one feature, the LCE is drawn against it; with two or more, over an embedding).",
                icon=":material/warning:")
     st.stop()
 
