@@ -33,7 +33,7 @@ def _seconds_per_pair_column(engine_name: str) -> float:
     from core.kernels import quadratic_forms
 
     rng = np.random.default_rng(0)
-    n, columns = 2048, 64
+    n, columns = 2048, 256
     points, E = rng.standard_normal((n, 2)), rng.standard_normal((n, columns))
     quadratic_forms(points, E[:, :2])  # warm-up (thread pool, BLAS)
     start = time.perf_counter()
@@ -46,13 +46,23 @@ def exact_seconds(n: int, columns: int) -> float:
     return _seconds_per_pair_column(engine.current().name) * n * n / 2 * columns
 
 
-def choose(computation: str, n: int, columns: int, n_features: int) -> tuple[str, str]:
-    """``(label, reason)``: the computation that runs, e.g. ``"rff(1024)"``, and why."""
+def choose(computation: str, n: int, columns: int, n_features: int,
+           exact_only: str | None = None) -> tuple[str, str]:
+    """``(label, reason)``: the computation that runs, e.g. ``"rff(1024)"``, and why.
+
+    ``exact_only`` names a reason the approximation cannot serve (e.g. a null whose resamples
+    cannot be drawn chunk by chunk): ``"auto"`` then stays exact, and asking for ``"rff"``
+    raises a ValueError with that reason.
+    """
     check_choice(computation, COMPUTATIONS, "computation",
                  f"choose one of {', '.join(COMPUTATIONS)}")
     n_features = check_count("n_features", n_features, 1)
+    if computation == "rff" and exact_only:
+        raise ValueError(exact_only)
     if computation != "auto":
         return (f"rff({n_features})" if computation == "rff" else computation), "as asked"
+    if exact_only:
+        return "exact", exact_only
     estimate = exact_seconds(n, columns)
     if estimate <= AUTO_SECONDS:
         return "exact", f"the exact test takes about {estimate:.1f} s here"

@@ -220,13 +220,10 @@ def klce_test(
     scheme, variants = _scheme(null)
     n_resamples = check_count("n_resamples", n_resamples, 1)
     n = inputs.p.shape[0]
-    label, reason = computation_choice(computation, n, n_resamples + 1, n_features)
+    label, reason = computation_choice(computation, n, n_resamples + 1, n_features,
+                                       _exact_only(scheme, null))
     if label == "block":
         return _block_test(inputs, check_count("block_size", block_size, 2), reason)
-    if label != "exact" and scheme != "consistency":
-        raise ValueError(f"The '{null}' null needs the exact computation; random Fourier "
-                         "features are offered for the consistency nulls, whose resamples "
-                         "can be drawn chunk by chunk.")
     tested = variants if "plain" in variants else ("plain", *variants)
     if label == "exact":
         E = residual_columns(null, inputs.residuals, inputs.p, n_resamples,
@@ -254,6 +251,14 @@ def klce_test(
                     f"{variants[0]} KLCE²"},
         p_value_paper=paper_p_value(observed, resampled),
     )
+
+
+def _exact_only(scheme: str, null: str) -> str | None:
+    """Why a null cannot use random Fourier features (``None`` when it can)."""
+    if scheme == "consistency":
+        return None
+    return (f"The '{null}' null needs the exact computation; random Fourier features are "
+            "offered for the consistency nulls, whose resamples can be drawn chunk by chunk.")
 
 
 def fourier_statistics(inputs: KernelInputs, n_resamples: int, variants: Sequence[str],
@@ -375,11 +380,11 @@ def klce_grid_test(
     scheme, variants = _scheme(null)
     total = p_grid.size * x_grid.size
     label, reason = computation_choice(computation, base.p.shape[0],
-                                       (n_resamples + 1) * total, n_features)
-    if label == "block" or (label != "exact" and scheme != "consistency"):
-        raise ValueError(f"The bandwidth grid runs with the exact computation or, for the "
-                         f"consistency nulls, random Fourier features; not '{label}' with the "
-                         f"'{null}' null.")
+                                       (n_resamples + 1) * total, n_features,
+                                       _exact_only(scheme, null))
+    if label == "block":
+        raise ValueError("The bandwidth grid runs with the exact computation or random Fourier "
+                         "features; the block test has no grid version.")
     E = residual_columns(null, base.residuals, base.p, n_resamples,
                          np.random.default_rng(seed)) if label == "exact" else None
     values = np.empty((p_grid.size, x_grid.size, len(variants), n_resamples + 1))

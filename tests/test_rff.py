@@ -109,5 +109,10 @@ def test_grid_test_under_rff_matches_the_exact_verdict() -> None:
     approx = klce_grid_test(p, y, X, n_resamples=100, computation="rff", n_features=2048)
     assert approx.aggregated.parameters["computation"] == "rff(2048)"
     assert exact.aggregated.rejects() and approx.aggregated.rejects()
-    with pytest.raises(ValueError, match="bandwidth grid runs with"):
+    with pytest.raises(ValueError, match="needs the exact computation"):
         klce_grid_test(p, y, X, null="permutation", computation="rff")
+    with pytest.raises(ValueError, match="no grid version"):
+        klce_grid_test(p, y, X, computation="block")
+    # under "auto" a null without a chunked version stays exact, whatever the size
+    permutation = klce_grid_test(p, y, X, null="permutation", n_resamples=20)
+    assert permutation.aggregated.parameters["computation"] == "exact"
