@@ -59,6 +59,7 @@ def study(settings: list[str], estimators: tuple[str, ...], reps: int, resamples
             start = time.perf_counter()
             tasks = [(setting, rep, estimators, resamples) for rep in range(reps)]
             results = list(pool.map(one_repetition, tasks))
+            done = len(rows)
             for estimator, weights in product(estimators, WEIGHTS):
                 p = np.array([r[(estimator, weights)][0] for r in results])
                 seconds = np.mean([r[(estimator, weights)][1] for r in results])
@@ -66,6 +67,7 @@ def study(settings: list[str], estimators: tuple[str, ...], reps: int, resamples
                 rows.append({"setting": setting, "estimator": estimator, "weights": weights,
                              "rate": float(np.mean(p <= ALPHA)), "reps": reps,
                              "seconds": float(seconds), "ratio": float(seconds / base)})
+            print(table(rows[done:]), flush=True)
             print(f"# {setting}: {time.perf_counter() - start:.0f} s", flush=True)
     return rows
 

@@ -115,3 +115,34 @@ def test_gradients_match_finite_differences(key: str) -> None:
         numeric[index] = (spec.value_and_gradient(up, y, h, False)[0]
                           - spec.value_and_gradient(down, y, h, False)[0]) / (2 * step)
     np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-8)
+
+
+@pytest.mark.parametrize("key", ["ce2", "cekl", "skce"])
+@pytest.mark.parametrize("K", [2, 4])
+def test_resampled_values_equal_the_estimator_on_the_drawn_rows(key: str, K: int) -> None:
+    """The one-pass statistics of B resamples equal ĝ recomputed on each resample's rows
+    (with duplicates) and labels — the literal definition of the bootstrap null."""
+    rng = np.random.default_rng(7)
+    F = rng.dirichlet(np.full(K, 2.0), size=25)
+    counts = estimators.resample_counts(F, 6, rng)
+    assert (counts.sum(axis=(0, 2)) == 25).all()
+    h = 0.3 if key != "skce" else 0.6
+    fast = estimators.resampled_values(key, F, counts, h)
+    for b in range(6):
+        rows, labels = np.nonzero(counts[:, b, :])
+        reps = counts[rows, b, labels]
+        rows, labels = np.repeat(rows, reps), np.repeat(labels, reps)
+        assert fast[b] == pytest.approx(ESTIMATORS[key].value(F[rows], labels, h), rel=1e-9)
+
+
+def test_resample_counts_follow_the_predictions() -> None:
+    """Each drawn copy's label is marginally Cat(mean of F) and the 400·50 draws are
+    independent, so the label shares match the mean prediction within 4 binomial standard
+    errors √(p̄(1 − p̄)/(400·50))."""
+    rng = np.random.default_rng(8)
+    F = rng.dirichlet(np.ones(3), size=50)
+    counts = estimators.resample_counts(F, 400, rng)
+    shares = counts.sum(axis=(0, 1)) / counts.sum()
+    expected = F.mean(axis=0)
+    se = np.sqrt(expected * (1 - expected) / (400 * 50))
+    assert (np.abs(shares - expected) < 4 * se).all()

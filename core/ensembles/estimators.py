@@ -42,7 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import digamma, gammaln, xlogy
 
-from core.kernels import kernel_matmul, median_heuristic
+from core.kernels import kernel_matmul, median_heuristic, quadratic_forms
 from core.skce import skce as skce_value
 
 #: Bandwidth h of the Dirichlet kernel (the reference configuration's value for CE₂).
@@ -235,6 +235,96 @@ def _skce_with_gradient(F: np.ndarray, y: np.ndarray, sigma: float,
     weighted = np.einsum("ic,icd->id", R, KRF)  # Σ_j k_ij ⟨r_i, r_j⟩ f_j
     grad = -2.0 * KR - 2.0 / sigma**2 * (inner[:, None] * F - weighted)
     return value, grad / (n * (n - 1))
+
+
+# --------------------------------------------------------------------------- many resamples
+
+
+def resample_counts(F: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """``(n, B, K)`` label counts of B bootstrap resamples with consistency-redrawn labels.
+
+    Resample b draws n rows with replacement; each drawn copy of row a gets a label
+    ``ỹ ~ Cat(f_a)`` of its own; ``N[a, b, c]`` counts the copies of row a with label c.
+    """
+    n, K = F.shape
+    rows = rng.integers(0, n, size=(n_resamples, n))
+    cumulative = np.cumsum(F, axis=1)
+    cumulative[:, -1] = 1.0
+    u = rng.random((n_resamples, n))
+    labels = np.minimum((u[:, :, None] >= cumulative[rows]).sum(axis=2), K - 1)
+    flat = (rows * n_resamples + np.arange(n_resamples)[:, None]) * K + labels
+    return np.bincount(flat.ravel(), minlength=n * n_resamples * K).reshape(n, n_resamples, K)
+
+
+def _kernel_tiles(F: np.ndarray, h: float):
+    """Row tiles ``(lo, hi, K̃)`` of the Dirichlet kernel ``k(f_a; f_i)``, the diagonal
+    included, each row scaled by its largest entry (ratios are unchanged by that)."""
+    logF, log_b = np.log(F), _log_beta(F, h)
+    for lo in range(0, F.shape[0], TILE):
+        hi = min(lo + TILE, F.shape[0])
+        L = logF[lo:hi] @ F.T / h - log_b[None, :]
+        L -= L.max(axis=1, keepdims=True)
+        yield lo, hi, np.exp(L, out=L)
+
+
+def _ratio_statistics(F: np.ndarray, counts: np.ndarray, h: float, divergence: str
+                      ) -> np.ndarray:
+    """CE₂ or CE_KL of every resample described by ``counts`` (:func:`resample_counts`).
+
+    A copy of row a with label c sees every other drawn copy, so with the kernel sums
+    ``S_ab = Σ_i k(f_a; f_i) N_ib`` (label-count vectors) and ``s_ab = Σ_i k(f_a; f_i) Σ_c
+    N_ibc``, its leave-one-out ratio is ``r̂_abc = (S_ab − k_aa e_c) / (s_ab − k_aa)``, and
+    ``ĝ_b = 1/n Σ_a Σ_c N_abc d(r̂_abc, f_a)``. The kernel sums of all B resamples come from
+    one product per row tile: no per-resample kernel pass.
+    """
+    F = np.clip(F, EPS, 1.0)
+    n, B, K = counts.shape
+    N = counts.astype(np.float64)
+    total = np.zeros(B)
+    for lo, hi, Kt in _kernel_tiles(F, h):
+        S = (Kt @ N.reshape(n, B * K)).reshape(hi - lo, B, K)
+        diag = Kt[np.arange(hi - lo), np.arange(lo, hi)][:, None]
+        rest = np.maximum(S.sum(axis=2) - diag, 1e-300)  # (tile, B)
+        f = F[lo:hi][:, None, :]
+        Nt = N[lo:hi]
+        if divergence == "l2":
+            u = S / rest[:, :, None] - f
+            v = diag / rest
+            sq = (u * u).sum(axis=2) + v * v
+            total += (Nt.sum(axis=2) * sq - 2.0 * v * (Nt * u).sum(axis=2)).sum(axis=0)
+            continue
+        logf = np.log(f)
+        for c in range(K):
+            R = S.copy()
+            R[:, :, c] -= diag
+            R /= rest[:, :, None]
+            np.maximum(R, 0.0, out=R)
+            kl = xlogy(R, R).sum(axis=2) - (R * logf).sum(axis=2)
+            total += (Nt[:, :, c] * kl).sum(axis=0)
+    return total / n
+
+
+def _skce_statistics(F: np.ndarray, counts: np.ndarray, sigma: float) -> np.ndarray:
+    """Unbiased SKCE of every resample: with ``E_ab = N_ab − (Σ_c N_abc) f_a`` the summed
+    residuals of row a's copies, ``Σ_{j≠j'} k r_j·r_j' = Σ_{a,a'} k_aa' ⟨E_ab, E_a'b⟩ −
+    Σ_a Σ_c N_abc ‖e_c − f_a‖²`` (copies of a row have k = 1 between them); all B columns in
+    one tile-engine pass (:func:`core.kernels.quadratic_forms`)."""
+    n, B, K = counts.shape
+    N = counts.astype(np.float64)
+    E = N - N.sum(axis=2, keepdims=True) * F[:, None, :]
+    forms = quadratic_forms(F, E.reshape(n, B * K), sigma, exclude_diagonal=False)
+    squared = ((1.0 - F) ** 2 + (F * F).sum(axis=1, keepdims=True) - F * F)  # ‖e_c − f_a‖²
+    diagonal = np.einsum("abc,ac->b", N, squared)
+    return (forms.reshape(B, K).sum(axis=1) - diagonal) / (n * (n - 1))
+
+
+def resampled_values(key: str, F: np.ndarray, counts: np.ndarray, bandwidth: float
+                     ) -> np.ndarray:
+    """ĝ of each resample described by ``counts`` ``(n, B, K)`` (:func:`resample_counts`),
+    the predictions F fixed; equal to ĝ on the drawn rows and labels, all B in one pass."""
+    if key == "skce":
+        return _skce_statistics(F, counts, bandwidth)
+    return _ratio_statistics(F, counts, bandwidth, "l2" if key == "ce2" else "kl")
 
 
 # --------------------------------------------------------------------------- the registry

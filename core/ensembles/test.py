@@ -18,7 +18,7 @@ The baselines of the paper's Figs. 3–4 are other choices of weights on the sam
 ``mean``     λ ≡ 1/M, the plain ensemble average ("Avg. + npbe": Vaicenavicius et al.'s
              bootstrap test of the mean prediction).
 ``sampled``  Mortier et al. (2023): constant weights. The statistic is the smallest ĝ over
-             constant λ on the test rows (the best of ``n_resamples`` Dir(1) draws and the
+             constant λ on the test rows (the best of ``N_CANDIDATES`` Dir(1) draws and the
              uniform weights, refined by L-BFGS over softmax parameters); the null draws a
              fresh λ_b ~ Dir(1) in every resample, then rows and labels as above. Minimising
              on the tested rows while the null does not is why this test is conservative
@@ -43,9 +43,8 @@ from core._validation import (
     check_seed,
     softmax,
 )
-from core.ensembles.estimators import ESTIMATORS
+from core.ensembles.estimators import ESTIMATORS, resample_counts, resampled_values
 from core.ensembles.weights import WeightNetwork, WeightSettings, combine
-from core.resampling import categorical_labels
 from core.stattests import TestResult, paper_p_value, resampling_p_value
 
 Progress = Callable[[float, str], None]
@@ -60,6 +59,12 @@ MIN_PART_ROWS = 20
 #: A member probability may leave [0, 1] (or a row sum 1) by this much before it is an error.
 TOLERANCE = 1e-6
 DEFAULT_SETTINGS = WeightSettings()
+#: Resamples per pass of the bootstrap null (memory n · NULL_CHUNK · K counts).
+NULL_CHUNK = 25
+#: Dir(1) draws from which the constant-weight minimisation of ``sampled`` starts.
+N_CANDIDATES = 32
+#: L-BFGS iterations refining the best constant weights (M is small; it converges quickly).
+MIN_ITERATIONS = 20
 
 
 @dataclass(frozen=True)
@@ -158,24 +163,33 @@ def check_split(split: Sequence[float], n: int) -> tuple[int, int, int]:
 # --------------------------------------------------------------------------- the null
 
 
-def bootstrap_null(combined: np.ndarray, statistic: Callable[[np.ndarray, np.ndarray], float],
-                   n_resamples: int, rng: np.random.Generator,
-                   progress: Progress | None = None,
-                   members: np.ndarray | None = None) -> np.ndarray:
+def bootstrap_null(combined: np.ndarray, estimator: str, bandwidth: float, n_resamples: int,
+                   rng: np.random.Generator, progress: Progress | None = None) -> np.ndarray:
     """B statistics on rows drawn with replacement and labels redrawn from the prediction
-    (Algorithm 1, lines 5–12). With ``members``, each resample first draws constant weights
-    λ_b ~ Dir(1) and uses ``f_λb`` instead of ``combined`` (Mortier et al.)."""
-    n = combined.shape[0]
+    (Algorithm 1, lines 5–12), all resamples in one pass per row tile
+    (:func:`core.ensembles.estimators.resampled_values`), in chunks for the progress bar."""
+    null = np.empty(n_resamples)
+    chunk = max(1, min(NULL_CHUNK, n_resamples))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        counts = resample_counts(combined, size, rng)
+        null[start:start + size] = resampled_values(estimator, combined, counts, bandwidth)
+        if progress is not None:
+            progress((start + size) / n_resamples,
+                     f"Resampling: {start + size} of {n_resamples}")
+    return null
+
+
+def sampled_null(members: np.ndarray, estimator: str, bandwidth: float, n_resamples: int,
+                 rng: np.random.Generator, progress: Progress | None = None) -> np.ndarray:
+    """Mortier et al.'s null: in every resample constant weights λ_b ~ Dir(1), then rows
+    drawn with replacement and labels redrawn from ``f_λb`` (a kernel pass per resample,
+    since the predictions change)."""
     null = np.empty(n_resamples)
     for b in range(n_resamples):
-        rows = rng.integers(0, n, size=n)
-        if members is None:
-            F = combined[rows]
-        else:
-            lam = rng.dirichlet(np.ones(members.shape[1]))
-            F = np.einsum("m,nmk->nk", lam, members[rows])
-        labels = categorical_labels(F, 1, rng)[:, 0]
-        null[b] = statistic(F, labels)
+        lam = rng.dirichlet(np.ones(members.shape[1]))
+        F = np.einsum("m,nmk->nk", lam, members)
+        null[b] = resampled_values(estimator, F, resample_counts(F, 1, rng), bandwidth)[0]
         if progress is not None and (b % 10 == 9 or b == n_resamples - 1):
             progress((b + 1) / n_resamples, f"Resampling: {b + 1} of {n_resamples}")
     return null
@@ -203,7 +217,7 @@ def min_constant_weights(members: np.ndarray, y: np.ndarray, estimator: str, ban
 
     theta0 = np.log(np.maximum(start, 1e-8))
     result = minimize(objective, theta0, jac=True, method="L-BFGS-B",
-                      options={"maxiter": 100})
+                      options={"maxiter": MIN_ITERATIONS})
     best = softmax(result.x[None, :])[0]
     best_value = value(best)
     if best_value <= min(scores):
@@ -299,9 +313,6 @@ def credal_test(
     h = spec.bandwidth_for(F, bandwidth)
     y_test = labels[test]
 
-    def statistic(F_b: np.ndarray, y_b: np.ndarray) -> float:
-        return spec.value(F_b, y_b, h)
-
     start = 0.6 if weights == "learned" else 0.0
 
     def null_progress(fraction: float, message: str) -> None:
@@ -309,21 +320,22 @@ def credal_test(
 
     if weights == "sampled":
         candidates = np.vstack([np.full(M, 1.0 / M),
-                                rng.dirichlet(np.ones(M), size=n_resamples)])
+                                rng.dirichlet(np.ones(M), size=N_CANDIDATES)])
         best, observed = min_constant_weights(P[test], y_test, estimator, h, candidates)
         lam = np.tile(best, (test.size, 1))
         F = combine(lam, P[test])
-        null = bootstrap_null(F, statistic, n_resamples, rng, null_progress, members=P[test])
+        null = sampled_null(P[test], estimator, h, n_resamples, rng, null_progress)
     else:
-        observed = statistic(F, y_test)
-        null = bootstrap_null(F, statistic, n_resamples, rng, null_progress)
+        observed = spec.value(F, y_test, h)
+        null = bootstrap_null(F, estimator, h, n_resamples, rng, null_progress)
     report(1.0, "Done")
     return CredalTestResult(
         statistic=float(observed), p_value=resampling_p_value(observed, null), null=null,
         method=f"credal-{weights}", n_resamples=n_resamples,
         parameters={"estimator": estimator, "weights": weights, "bandwidth": h,
                     "alpha": alpha, "seed": seed, "split": tuple(float(s) for s in split),
-                    "n_members": M, "n_classes": K, "n_test": int(test.size), **extra},
+                    "n_members": M, "n_classes": K, "n_optimisation": n_opt,
+                    "n_validation": n_val, "n_test": int(test.size), **extra},
         p_value_paper=paper_p_value(observed, null),
         weights=lam, combined=F, rows=test, labels=y_test,
     )

@@ -15,9 +15,10 @@ tanh instead of ReLU makes the objective smooth for L-BFGS and for the gradient 
 Written with numpy only: the forward pass, the analytic backward pass, and full-batch L-BFGS
 (``scipy.optimize.minimize``) with early stopping on a validation split — the parameters with
 the lowest validation loss are kept and training stops after ``patience`` iterations without
-improvement. The paper trains with Adam on batches of 256–512 rows; here the calibration
-penalty is likewise estimated on a fixed seeded subset of at most ``penalty_rows`` rows of the
-split, which keeps each L-BFGS step O(penalty_rows²) while the scoring rule uses every row.
+improvement. The paper trains with Adam on batches of 256 rows (App. E.2); here the
+calibration penalty is likewise estimated on a fixed seeded subset of at most
+``penalty_rows`` = 256 rows of the split, which keeps each L-BFGS step O(penalty_rows²) while
+the scoring rule uses every row.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class WeightSettings:
     gamma: float = 0.01
     max_iter: int = 300
     patience: int = 20
-    penalty_rows: int = 512
+    penalty_rows: int = 256
 
 
 def combine(weights: np.ndarray, members: np.ndarray) -> np.ndarray:
