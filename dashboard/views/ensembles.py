@@ -80,8 +80,9 @@ m2.metric("p-value", f"{result.p_value:.4f}",
                f"{result.p_value_paper:.4f}")
 m3.metric("members", f"{len(chosen)}")
 parts = result.parameters
-m4.metric("rows: optimisation / validation / test",
-          f"{parts['n_optimisation']:,} / {parts['n_validation']:,} / {n_test:,}")
+m4.metric("test rows", f"{n_test:,}",
+          help=f"The rows are split at random: {parts['n_optimisation']:,} to learn λ(x), "
+               f"{parts['n_validation']:,} to stop its training early, {n_test:,} to test.")
 st.plotly_chart(null_histogram_figure(result.null, result.statistic,
                                       statistic_label=ESTIMATORS[estimator].label),
                 width="stretch", key="ens_null")
