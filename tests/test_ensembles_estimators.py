@@ -146,3 +146,21 @@ def test_resample_counts_follow_the_predictions() -> None:
     expected = F.mean(axis=0)
     se = np.sqrt(expected * (1 - expected) / (400 * 50))
     assert (np.abs(shares - expected) < 4 * se).all()
+
+
+def test_resampled_values_stay_finite_with_isolated_rows() -> None:
+    """K = 5, a narrow kernel (h = 0.02): most rows are far from every other row relative
+    to their own kernel peak; the counts form must neither overflow nor cancel, and still
+    equal the recomputation (the case that once overflowed on the multiclass simulation)."""
+    rng = np.random.default_rng(9)
+    F = rng.dirichlet(np.full(5, 0.5), size=40)
+    counts = estimators.resample_counts(F, 5, rng)
+    for key in ("ce2", "cekl"):
+        fast = estimators.resampled_values(key, F, counts, 0.02)
+        assert np.isfinite(fast).all()
+        for b in range(5):
+            rows, labels = np.nonzero(counts[:, b, :])
+            reps = counts[rows, b, labels]
+            rows, labels = np.repeat(rows, reps), np.repeat(labels, reps)
+            assert fast[b] == pytest.approx(ESTIMATORS[key].value(F[rows], labels, 0.02),
+                                            rel=1e-7)

@@ -257,51 +257,69 @@ def resample_counts(F: np.ndarray, n_resamples: int, rng: np.random.Generator) -
 
 
 def _kernel_tiles(F: np.ndarray, h: float):
-    """Row tiles ``(lo, hi, K̃)`` of the Dirichlet kernel ``k(f_a; f_i)``, the diagonal
-    included, each row scaled by its largest entry (ratios are unchanged by that)."""
+    """Row tiles ``(lo, hi, K̃, d)`` of the Dirichlet kernel ``k(f_a; f_i)``: K̃ the
+    off-diagonal entries (diagonal 0), each row scaled by its largest off-diagonal entry, and
+    d the diagonal ``k(f_a; f_a)`` on the same scale (capped at e^700 — a row's own copies
+    then dominate, which is the limit). Ratios are unchanged by the row scaling, and keeping
+    the diagonal apart avoids cancellation in ``Σ_i − k_aa``."""
     logF, log_b = np.log(F), _log_beta(F, h)
     for lo in range(0, F.shape[0], TILE):
         hi = min(lo + TILE, F.shape[0])
         L = logF[lo:hi] @ F.T / h - log_b[None, :]
-        L -= L.max(axis=1, keepdims=True)
-        yield lo, hi, np.exp(L, out=L)
+        own = np.arange(hi - lo), np.arange(lo, hi)
+        diagonal = L[own].copy()
+        L[own] = -np.inf
+        top = L.max(axis=1, keepdims=True)
+        L -= top
+        yield lo, hi, np.exp(L, out=L), np.exp(np.minimum(diagonal - top[:, 0], 700.0))
 
 
 def _ratio_statistics(F: np.ndarray, counts: np.ndarray, h: float, divergence: str
                       ) -> np.ndarray:
     """CE₂ or CE_KL of every resample described by ``counts`` (:func:`resample_counts`).
 
-    A copy of row a with label c sees every other drawn copy, so with the kernel sums
-    ``S_ab = Σ_i k(f_a; f_i) N_ib`` (label-count vectors) and ``s_ab = Σ_i k(f_a; f_i) Σ_c
-    N_ibc``, its leave-one-out ratio is ``r̂_abc = (S_ab − k_aa e_c) / (s_ab − k_aa)``, and
+    A copy of row a with label c sees every other drawn copy: with the off-diagonal kernel
+    sums ``O_ab = Σ_{i≠a} k(f_a; f_i) N_ib`` (label-count vectors), ``o_ab`` their totals and
+    ``d_a = k(f_a; f_a)``, its leave-one-out ratio is
+    ``r̂_abc = (O_ab + d_a (N_ab − e_c)) / (o_ab + d_a (Σ_c N_abc − 1))``, and
     ``ĝ_b = 1/n Σ_a Σ_c N_abc d(r̂_abc, f_a)``. The kernel sums of all B resamples come from
-    one product per row tile: no per-resample kernel pass.
+    one product per row tile: no per-resample kernel pass. A resample in which a row drawn
+    once has no drawn neighbour within the float range of the row scaling (an isolated
+    point under a narrow kernel) is recomputed directly on its rows.
     """
     F = np.clip(F, EPS, 1.0)
     n, B, K = counts.shape
     N = counts.astype(np.float64)
     total = np.zeros(B)
-    for lo, hi, Kt in _kernel_tiles(F, h):
-        S = (Kt @ N.reshape(n, B * K)).reshape(hi - lo, B, K)
-        diag = Kt[np.arange(hi - lo), np.arange(lo, hi)][:, None]
-        rest = np.maximum(S.sum(axis=2) - diag, 1e-300)  # (tile, B)
-        f = F[lo:hi][:, None, :]
+    degenerate = np.zeros(B, dtype=bool)
+    for lo, hi, Kt, d in _kernel_tiles(F, h):
         Nt = N[lo:hi]
-        if divergence == "l2":
-            u = S / rest[:, :, None] - f
-            v = diag / rest
-            sq = (u * u).sum(axis=2) + v * v
-            total += (Nt.sum(axis=2) * sq - 2.0 * v * (Nt * u).sum(axis=2)).sum(axis=0)
-            continue
-        logf = np.log(f)
+        copies = Nt.sum(axis=2)
+        d = d[:, None]
+        near = (Kt @ N.reshape(n, B * K)).reshape(hi - lo, B, K)
+        others = near.sum(axis=2)
+        rest = others + d * (copies - 1.0)
+        degenerate |= ((copies > 0) & (rest < 1e-250)).any(axis=0)
+        rest = np.maximum(rest, 1e-250)
+        f = np.broadcast_to(F[lo:hi][:, None, :], near.shape)
         for c in range(K):
-            R = S.copy()
-            R[:, :, c] -= diag
-            R /= rest[:, :, None]
-            np.maximum(R, 0.0, out=R)
-            kl = xlogy(R, R).sum(axis=2) - (R * logf).sum(axis=2)
-            total += (Nt[:, :, c] * kl).sum(axis=0)
-    return total / n
+            drawn = Nt[:, :, c] > 0
+            R = near + d[:, :, None] * Nt
+            R[:, :, c] = near[:, :, c] + d * (Nt[:, :, c] - 1.0)
+            R = np.divide(R, rest[:, :, None], out=f.copy(), where=drawn[:, :, None])
+            if divergence == "l2":
+                value = ((R - f) ** 2).sum(axis=2)
+            else:
+                value = xlogy(R, R).sum(axis=2) - (R * np.log(f)).sum(axis=2)
+            total += (Nt[:, :, c] * value).sum(axis=0)
+    total /= n
+    key = "ce2" if divergence == "l2" else "cekl"
+    for b in np.flatnonzero(degenerate):
+        rows, labels = np.nonzero(counts[:, b, :])
+        times = counts[rows, b, labels]
+        total[b] = ESTIMATOR_FUNCTIONS[key](F[np.repeat(rows, times)],
+                                            np.repeat(labels, times), h)
+    return total
 
 
 def _skce_statistics(F: np.ndarray, counts: np.ndarray, sigma: float) -> np.ndarray:
