@@ -202,8 +202,7 @@ def min_constant_weights(members: np.ndarray, y: np.ndarray, estimator: str, ban
     spec = ESTIMATORS[estimator]
 
     def value(lam: np.ndarray) -> float:
-        return spec.value_and_gradient(np.einsum("m,nmk->nk", lam, members), y,
-                                       bandwidth, gradient=False)[0]
+        return spec.value(np.einsum("m,nmk->nk", lam, members), y, bandwidth)
 
     scores = [value(lam) for lam in candidates]
     start = candidates[int(np.argmin(scores))]
