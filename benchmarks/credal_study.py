@@ -2,6 +2,7 @@
 
     python -m benchmarks.credal_study [--reps 100] [--resamples 100] [--jobs 2]
                                       [--settings binary-h0-constant,...] [--estimators ce2,...]
+                                      [--null bootstrap|consistency]
 
 For each setting of :data:`core.ensembles.SETTINGS`, each repetition draws a fresh data set of
 1,200 rows, split into 400 optimisation, 400 validation and 400 test rows (the paper:
@@ -38,26 +39,26 @@ SPLIT = (1 / 3, 1 / 3, 1 / 3)
 ESTIMATOR_KEYS = ("ce2", "cekl", "skce")
 
 
-def one_repetition(task: tuple[str, int, tuple[str, ...], int]) -> dict:
+def one_repetition(task: tuple[str, int, tuple[str, ...], int, str]) -> dict:
     """p-values and seconds of every (estimator, weights) test on one simulated data set."""
-    setting, rep, estimators, resamples = task
+    setting, rep, estimators, resamples, null = task
     members, y, X, _ = simulate(setting, n=N_ROWS, seed=10_000 + rep)
     out = {}
     for estimator, weights in product(estimators, WEIGHTS):
         start = time.perf_counter()
         result = credal_test(members, y, X, estimator=estimator, weights=weights,
-                             n_resamples=resamples, split=SPLIT, seed=rep)
+                             n_resamples=resamples, split=SPLIT, seed=rep, null=null)
         out[(estimator, weights)] = (result.p_value, time.perf_counter() - start)
     return out
 
 
 def study(settings: list[str], estimators: tuple[str, ...], reps: int, resamples: int,
-          jobs: int) -> list[dict]:
+          jobs: int, null: str = "bootstrap") -> list[dict]:
     rows = []
     with ProcessPoolExecutor(jobs) as pool:
         for setting in settings:
             start = time.perf_counter()
-            tasks = [(setting, rep, estimators, resamples) for rep in range(reps)]
+            tasks = [(setting, rep, estimators, resamples, null) for rep in range(reps)]
             results = list(pool.map(one_repetition, tasks))
             done = len(rows)
             for estimator, weights in product(estimators, WEIGHTS):
@@ -102,12 +103,14 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--settings", default=",".join(SETTINGS))
     parser.add_argument("--estimators", default=",".join(ESTIMATOR_KEYS))
+    parser.add_argument("--null", default="bootstrap", choices=("bootstrap", "consistency"),
+                        help="rows drawn with replacement (Algorithm 1) or kept")
     args = parser.parse_args()
     settings = args.settings.split(",")
     estimators = tuple(args.estimators.split(","))
     print(f"Credal-set tests: {args.reps} repetitions, B = {args.resamples}, n = {N_ROWS} "
-          f"(400 / 400 / 400), α = {ALPHA}")
-    rows = study(settings, estimators, args.reps, args.resamples, args.jobs)
+          f"(400 / 400 / 400), α = {ALPHA}, null: {args.null}")
+    rows = study(settings, estimators, args.reps, args.resamples, args.jobs, args.null)
     print(table(rows))
     print()
     print("Seconds per test (mean over repetitions) and ratio to the mean-weights test:")

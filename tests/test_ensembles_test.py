@@ -125,3 +125,16 @@ def test_k_mismatch_between_members_and_labels() -> None:
 def test_simulation_settings_are_registered() -> None:
     assert {s.task for s in SETTINGS.values()} == {"binary", "multiclass"}
     assert all(key == spec.key for key, spec in SETTINGS.items())
+
+
+def test_consistency_null_keeps_every_row_once(binary_h0) -> None:
+    from core.ensembles.estimators import resample_counts
+
+    members, y, X, _ = binary_h0
+    F = np.random.default_rng(0).dirichlet(np.ones(3), size=40)
+    counts = resample_counts(F, 7, np.random.default_rng(1), rows_fixed=True)
+    assert (counts.sum(axis=2) == 1).all()
+    result = credal_test(members, y, X, weights="mean", n_resamples=20, null="consistency")
+    assert result.parameters["null"] == "consistency" and result.null.size == 20
+    with pytest.raises(ValueError, match="Unknown null 'permutation'"):
+        credal_test(members, y, X, null="permutation")

@@ -240,14 +240,19 @@ def _skce_with_gradient(F: np.ndarray, y: np.ndarray, sigma: float,
 # --------------------------------------------------------------------------- many resamples
 
 
-def resample_counts(F: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``(n, B, K)`` label counts of B bootstrap resamples with consistency-redrawn labels.
+def resample_counts(F: np.ndarray, n_resamples: int, rng: np.random.Generator,
+                    rows_fixed: bool = False) -> np.ndarray:
+    """``(n, B, K)`` label counts of B resamples with consistency-redrawn labels.
 
-    Resample b draws n rows with replacement; each drawn copy of row a gets a label
-    ``ỹ ~ Cat(f_a)`` of its own; ``N[a, b, c]`` counts the copies of row a with label c.
+    Resample b draws n rows with replacement (or keeps every row once, ``rows_fixed``);
+    each drawn copy of row a gets a label ``ỹ ~ Cat(f_a)`` of its own; ``N[a, b, c]`` counts
+    the copies of row a with label c.
     """
     n, K = F.shape
-    rows = rng.integers(0, n, size=(n_resamples, n))
+    if rows_fixed:
+        rows = np.broadcast_to(np.arange(n), (n_resamples, n))
+    else:
+        rows = rng.integers(0, n, size=(n_resamples, n))
     cumulative = np.cumsum(F, axis=1)
     cumulative[:, -1] = 1.0
     u = rng.random((n_resamples, n))

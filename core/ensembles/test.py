@@ -49,6 +49,7 @@ from core.stattests import TestResult, paper_p_value, resampling_p_value
 
 Progress = Callable[[float, str], None]
 WEIGHTS = ("learned", "mean", "sampled")
+NULLS = ("bootstrap", "consistency")
 WEIGHT_LABELS = {
     "learned": "learned λ(x) (Algorithm 1)",
     "mean": "ensemble mean (Avg. + npbe)",
@@ -164,35 +165,39 @@ def check_split(split: Sequence[float], n: int) -> tuple[int, int, int]:
 
 
 def bootstrap_null(combined: np.ndarray, estimator: str, bandwidth: float, n_resamples: int,
-                   rng: np.random.Generator, progress: Progress | None = None) -> np.ndarray:
-    """B statistics on rows drawn with replacement and labels redrawn from the prediction
-    (Algorithm 1, lines 5–12), all resamples in one pass per row tile
-    (:func:`core.ensembles.estimators.resampled_values`), in chunks for the progress bar."""
-    null = np.empty(n_resamples)
+                   rng: np.random.Generator, progress: Progress | None = None,
+                   null: str = "bootstrap") -> np.ndarray:
+    """B statistics on rows drawn with replacement (``null="bootstrap"``, Algorithm 1,
+    lines 5–12) or kept (``"consistency"``) and labels redrawn from the prediction, all
+    resamples in one pass per row tile (:func:`core.ensembles.estimators.resampled_values`),
+    in chunks for the progress bar."""
+    values = np.empty(n_resamples)
     chunk = max(1, min(NULL_CHUNK, n_resamples))
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
-        counts = resample_counts(combined, size, rng)
-        null[start:start + size] = resampled_values(estimator, combined, counts, bandwidth)
+        counts = resample_counts(combined, size, rng, rows_fixed=null == "consistency")
+        values[start:start + size] = resampled_values(estimator, combined, counts, bandwidth)
         if progress is not None:
             progress((start + size) / n_resamples,
                      f"Resampling: {start + size} of {n_resamples}")
-    return null
+    return values
 
 
 def sampled_null(members: np.ndarray, estimator: str, bandwidth: float, n_resamples: int,
-                 rng: np.random.Generator, progress: Progress | None = None) -> np.ndarray:
+                 rng: np.random.Generator, progress: Progress | None = None,
+                 null: str = "bootstrap") -> np.ndarray:
     """Mortier et al.'s null: in every resample constant weights λ_b ~ Dir(1), then rows
-    drawn with replacement and labels redrawn from ``f_λb`` (a kernel pass per resample,
-    since the predictions change)."""
-    null = np.empty(n_resamples)
+    drawn with replacement (or kept, ``"consistency"``) and labels redrawn from ``f_λb``
+    (a kernel pass per resample, since the predictions change)."""
+    values = np.empty(n_resamples)
     for b in range(n_resamples):
         lam = rng.dirichlet(np.ones(members.shape[1]))
         F = np.einsum("m,nmk->nk", lam, members)
-        null[b] = resampled_values(estimator, F, resample_counts(F, 1, rng), bandwidth)[0]
+        counts = resample_counts(F, 1, rng, rows_fixed=null == "consistency")
+        values[b] = resampled_values(estimator, F, counts, bandwidth)[0]
         if progress is not None and (b % 10 == 9 or b == n_resamples - 1):
             progress((b + 1) / n_resamples, f"Resampling: {b + 1} of {n_resamples}")
-    return null
+    return values
 
 
 def min_constant_weights(members: np.ndarray, y: np.ndarray, estimator: str, bandwidth: float,
@@ -240,6 +245,7 @@ def credal_test(
     progress: Progress | None = None,
     bandwidth: float | None = None,
     settings: WeightSettings = DEFAULT_SETTINGS,
+    null: str = "bootstrap",
 ) -> CredalTestResult:
     """Test H0 "some convex combination of the members is calibrated" (Algorithm 1).
 
@@ -271,6 +277,12 @@ def credal_test(
         heuristic of the tested predictions for the SKCE), held fixed across resamples.
     settings : WeightSettings
         Architecture and training of the weight network.
+    null : {"bootstrap", "consistency"}
+        ``"bootstrap"`` (Algorithm 1): test rows drawn with replacement, labels redrawn.
+        ``"consistency"``: every test row kept once, labels redrawn (Bröcker & Smith; exact
+        given the predictions). With replacement, a drawn row's copies sit at kernel distance
+        0 from each other, which inflates the kernel-ratio estimators under a narrow kernel
+        and makes the bootstrap null conservative (see ``benchmarks/credal_study.py``).
 
     Returns
     -------
@@ -284,6 +296,7 @@ def credal_test(
     features = check_features(X, n, "X")
     check_choice(estimator, tuple(ESTIMATORS), "estimator")
     check_choice(weights, WEIGHTS, "weights")
+    check_choice(null, NULLS, "null")
     n_resamples = check_count("n_resamples", n_resamples, 1)
     check_fraction("alpha", alpha)
     seed = check_seed(seed)
@@ -323,18 +336,18 @@ def credal_test(
         best, observed = min_constant_weights(P[test], y_test, estimator, h, candidates)
         lam = np.tile(best, (test.size, 1))
         F = combine(lam, P[test])
-        null = sampled_null(P[test], estimator, h, n_resamples, rng, null_progress)
+        values = sampled_null(P[test], estimator, h, n_resamples, rng, null_progress, null)
     else:
         observed = spec.value(F, y_test, h)
-        null = bootstrap_null(F, estimator, h, n_resamples, rng, null_progress)
+        values = bootstrap_null(F, estimator, h, n_resamples, rng, null_progress, null)
     report(1.0, "Done")
     return CredalTestResult(
-        statistic=float(observed), p_value=resampling_p_value(observed, null), null=null,
+        statistic=float(observed), p_value=resampling_p_value(observed, values), null=values,
         method=f"credal-{weights}", n_resamples=n_resamples,
-        parameters={"estimator": estimator, "weights": weights, "bandwidth": h,
+        parameters={"estimator": estimator, "weights": weights, "null": null, "bandwidth": h,
                     "alpha": alpha, "seed": seed, "split": tuple(float(s) for s in split),
                     "n_members": M, "n_classes": K, "n_optimisation": n_opt,
                     "n_validation": n_val, "n_test": int(test.size), **extra},
-        p_value_paper=paper_p_value(observed, null),
+        p_value_paper=paper_p_value(observed, values),
         weights=lam, combined=F, rows=test, labels=y_test,
     )
