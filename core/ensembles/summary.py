@@ -38,6 +38,8 @@ class CredalSettings:
         Significance level of the verdicts.
     seed : int
         Seeds the split, the network and the resampling.
+    null : str
+        ``"bootstrap"`` (Algorithm 1) or ``"consistency"`` (:func:`credal_test`).
     """
 
     estimator: str = "ce2"
@@ -45,6 +47,7 @@ class CredalSettings:
     split: tuple[float, float, float] = (0.6, 0.2, 0.2)
     alpha: float = 0.05
     seed: int = 0
+    null: str = "bootstrap"
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,6 @@ def compare_weights(members: np.ndarray, y: np.ndarray, X: np.ndarray,
         results[key] = credal_test(
             members, y, X, estimator=settings.estimator, weights=key,
             n_resamples=settings.n_resamples, split=settings.split, alpha=settings.alpha,
-            seed=settings.seed, progress=report)
+            seed=settings.seed, progress=report, null=settings.null)
         done += share
     return CredalComparison(results=results, settings=settings)
