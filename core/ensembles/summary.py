@@ -1,0 +1,118 @@
+"""The three credal-set tests side by side: one settings value in, one comparison out.
+
+The app's Ensembles page asks one question — is some convex combination of the members
+calibrated? — and shows Algorithm 1 (learned λ(x)) beside the paper's two baselines on the
+same test rows (:mod:`core.ensembles.test`). This module runs the three with one progress bar
+and tabulates them, so the page only draws.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from core.ensembles.estimators import ESTIMATORS
+from core.ensembles.test import WEIGHT_LABELS, WEIGHTS, CredalTestResult, credal_test
+
+Progress = Callable[[float, str], None]
+#: Share of the progress bar each test takes (the learned one trains a network first).
+PROGRESS_SHARES = {"learned": 0.6, "mean": 0.15, "sampled": 0.25}
+
+
+@dataclass(frozen=True)
+class CredalSettings:
+    """Everything a credal-set comparison depends on besides the data (a hashable value).
+
+    Attributes
+    ----------
+    estimator : str
+        Key of :data:`core.ensembles.estimators.ESTIMATORS`.
+    n_resamples : int
+        B, bootstrap resamples per test.
+    split : tuple of float
+        Optimisation, validation and test fractions.
+    alpha : float
+        Significance level of the verdicts.
+    seed : int
+        Seeds the split, the network and the resampling.
+    null : str
+        ``"bootstrap"`` (Algorithm 1) or ``"consistency"`` (:func:`credal_test`).
+    """
+
+    estimator: str = "ce2"
+    n_resamples: int = 100
+    split: tuple[float, float, float] = (0.6, 0.2, 0.2)
+    alpha: float = 0.05
+    seed: int = 0
+    null: str = "bootstrap"
+
+
+@dataclass(frozen=True)
+class CredalComparison:
+    """The three tests of one data set under one :class:`CredalSettings`.
+
+    Attributes
+    ----------
+    results : mapping
+        ``weights key -> CredalTestResult`` for ``learned``, ``mean`` and ``sampled``.
+    settings : CredalSettings
+    """
+
+    results: Mapping[str, CredalTestResult]
+    settings: CredalSettings
+
+    def table(self) -> pd.DataFrame:
+        """One row per test: weights, statistic, p-value (and the paper's), verdict at α."""
+        label = ESTIMATORS[self.settings.estimator].label
+        rows = []
+        for key, result in self.results.items():
+            rows.append({
+                "test": WEIGHT_LABELS[key], "weights": key, "estimator": label,
+                "statistic": result.statistic, "p_value": result.p_value,
+                "p_value_paper": result.p_value_paper,
+                "verdict": "rejects" if result.rejects(self.settings.alpha) else "does not reject",
+            })
+        return pd.DataFrame(rows)
+
+
+def compare_weights(members: np.ndarray, y: np.ndarray, X: np.ndarray,
+                    settings: CredalSettings = CredalSettings(),  # noqa: B008 (frozen value)
+                    progress: Progress | None = None) -> CredalComparison:
+    """Run :func:`core.ensembles.credal_test` with each weight choice on the same split.
+
+    Parameters
+    ----------
+    members : ndarray of shape (n, M) or (n, M, K)
+        Member probabilities (P(y = 1) for binary members).
+    y : ndarray of shape (n,)
+        Integer labels.
+    X : ndarray of shape (n, d)
+        Instance features for λ(x).
+    settings : CredalSettings
+        Estimator, resamples, split, α and seed (the same for all three tests).
+    progress : callable, optional
+        ``progress(fraction, message)`` across the three tests.
+
+    Returns
+    -------
+    CredalComparison
+    """
+    results = {}
+    done = 0.0
+    for key in WEIGHTS:
+        share = PROGRESS_SHARES[key]
+
+        def report(fraction: float, message: str, start: float = done, share: float = share,
+                   key: str = key) -> None:
+            if progress is not None:
+                progress(min(start + share * fraction, 1.0), f"{WEIGHT_LABELS[key]}: {message}")
+
+        results[key] = credal_test(
+            members, y, X, estimator=settings.estimator, weights=key,
+            n_resamples=settings.n_resamples, split=settings.split, alpha=settings.alpha,
+            seed=settings.seed, progress=report, null=settings.null)
+        done += share
+    return CredalComparison(results=results, settings=settings)

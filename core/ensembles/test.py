@@ -1,0 +1,369 @@
+"""The calibration test for credal sets with instance-dependent weights (Algorithm 1).
+
+H0 (paper eq. 12): some λ: 𝒳 → Δ_M makes ``f_λ(x) = Σ_m λ_m(x) f^(m)(x)`` calibrated in
+distribution. Algorithm 1 of Jürgens et al. (``papers/credal-set-calibration-test.txt``):
+
+1. split the rows into an optimisation, a validation and a test part (``split``);
+2. learn λ(x) on the optimisation rows with eq. 16, stopping early on the validation rows
+   (:class:`core.ensembles.weights.WeightNetwork`), and predict it on the test rows;
+3. the statistic is ``T = ĝ(f_λ, D_test)`` for an estimator ĝ (CE₂, CE_KL or SKCE);
+4. the null: B times, draw test rows with replacement, redraw their labels from ``f_λ``
+   (consistency resampling, Vaicenavicius et al.) and recompute ĝ;
+5. ``p = (1 + #{null ≥ T}) / (1 + B)`` (:func:`core.stattests.resampling_p_value`; the
+   paper rejects when T exceeds the (1 − α)-quantile of the null, the same decision up to the
+   +1), with the paper's ``#{null > T} / B`` kept as ``p_value_paper``.
+
+The baselines of the paper's Figs. 3–4 are other choices of weights on the same test rows:
+
+``mean``     λ ≡ 1/M, the plain ensemble average ("Avg. + npbe": Vaicenavicius et al.'s
+             bootstrap test of the mean prediction).
+``sampled``  Mortier et al. (2023): constant weights. The statistic is the smallest ĝ over
+             constant λ on the test rows (the best of ``N_CANDIDATES`` Dir(1) draws and the
+             uniform weights, refined by L-BFGS over softmax parameters); the null draws a
+             fresh λ_b ~ Dir(1) in every resample, then rows and labels as above. Minimising
+             on the tested rows while the null does not is why this test is conservative
+             (paper §3.5, §4.1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import minimize
+from threadpoolctl import threadpool_limits
+
+from core._validation import (
+    check_choice,
+    check_count,
+    check_features,
+    check_fraction,
+    check_labels,
+    check_positive,
+    check_seed,
+    softmax,
+)
+from core.ensembles.estimators import ESTIMATORS, resample_counts, resampled_values
+from core.ensembles.weights import WeightNetwork, WeightSettings, combine
+from core.stattests import TestResult, paper_p_value, resampling_p_value
+
+Progress = Callable[[float, str], None]
+WEIGHTS = ("learned", "mean", "sampled")
+NULLS = ("bootstrap", "consistency")
+WEIGHT_LABELS = {
+    "learned": "learned λ(x) (Algorithm 1)",
+    "mean": "ensemble mean (Avg. + npbe)",
+    "sampled": "constant λ, Dir(1) null (Mortier et al.)",
+}
+#: Fewest rows each of the three parts of the split must hold.
+MIN_PART_ROWS = 20
+#: A member probability may leave [0, 1] (or a row sum 1) by this much before it is an error.
+TOLERANCE = 1e-6
+DEFAULT_SETTINGS = WeightSettings()
+#: Resamples per pass of the bootstrap null (memory n · NULL_CHUNK · K counts).
+NULL_CHUNK = 25
+#: Dir(1) draws from which the constant-weight minimisation of ``sampled`` starts.
+N_CANDIDATES = 32
+#: L-BFGS iterations refining the best constant weights (M is small; it converges quickly).
+MIN_ITERATIONS = 20
+
+
+@dataclass(frozen=True)
+class CredalTestResult(TestResult):
+    """A :class:`~core.stattests.TestResult` of :func:`credal_test`, plus what was tested.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (n_test, M)
+        λ(x) on the test rows (constant rows for ``mean`` and ``sampled``).
+    combined : ndarray of shape (n_test, K)
+        The combined prediction f_λ on the test rows.
+    rows : ndarray of shape (n_test,)
+        Indices of the test rows in the input.
+    labels : ndarray of shape (n_test,)
+        Their labels.
+    """
+
+    __test__ = False
+
+    weights: np.ndarray = field(default_factory=lambda: np.empty((0, 0)), repr=False)
+    combined: np.ndarray = field(default_factory=lambda: np.empty((0, 0)), repr=False)
+    rows: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64), repr=False)
+    labels: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int64),
+                               repr=False)
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def check_members(members: object) -> np.ndarray:
+    """Members as float64 ``(n, M, K)``: ``(n, M)`` P(y = 1) of M binary members becomes
+    ``(n, M, 2)``; values in [0, 1], class rows summing to 1, at least two members."""
+    try:
+        P = np.array(members, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise ValueError("members must contain numbers (each member's predicted "
+                         "probabilities).") from err
+    if P.ndim == 2:
+        P = np.stack([1.0 - P, P], axis=2)
+    if P.ndim != 3:
+        raise ValueError(
+            "members must be (n, M) probabilities P(y = 1) of M binary members or (n, M, K) "
+            f"class probabilities; this array has {P.ndim} dimensions.")
+    n, M, K = P.shape
+    if n == 0:
+        raise ValueError("members is empty: at least one row is needed.")
+    if M < 2:
+        raise ValueError(f"members holds {M} member; a credal set needs at least 2 members "
+                         "(axis 1 of members).")
+    if K < 2:
+        raise ValueError(f"members has {K} class column; at least 2 classes are needed.")
+    bad = ~np.isfinite(P) | (P < -TOLERANCE) | (P > 1.0 + TOLERANCE)
+    if bad.any():
+        row, member, _ = np.argwhere(bad)[0]
+        raise ValueError(
+            f"members are not probabilities: {int(bad.any(axis=(1, 2)).sum())} rows have a "
+            f"value outside [0, 1] or missing (first: row {row}, member {member}). Give "
+            "probabilities, not scores or logits.")
+    sums = P.sum(axis=2)
+    off = np.abs(sums - 1.0) > 1e-5
+    if off.any():
+        row, member = np.argwhere(off)[0]
+        raise ValueError(
+            f"Each member's class probabilities must sum to 1; row {row}, member {member} "
+            f"sums to {sums[row, member]:.6g} ({int(off.any(axis=1).sum())} rows affected).")
+    return np.clip(P, 0.0, 1.0)
+
+
+def check_split(split: Sequence[float], n: int) -> tuple[int, int, int]:
+    """Row counts of the optimisation, validation and test parts from three fractions."""
+    try:
+        parts = [float(s) for s in split]
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"split must be three fractions (optimisation, validation, test), "
+                         f"not {split!r}.") from err
+    if len(parts) != 3:
+        raise ValueError(f"split must be three fractions (optimisation, validation, test), "
+                         f"not {len(parts)} numbers.")
+    for name, part in zip(("optimisation", "validation", "test"), parts, strict=True):
+        check_fraction(f"The {name} fraction of split", part)
+    if abs(sum(parts) - 1.0) > 1e-9:
+        raise ValueError(f"The fractions of split must sum to 1; {split!r} sums to "
+                         f"{sum(parts):g}.")
+    n_opt, n_val = int(round(parts[0] * n)), int(round(parts[1] * n))
+    counts = (n_opt, n_val, n - n_opt - n_val)
+    if min(counts) < MIN_PART_ROWS:
+        need = int(np.ceil(MIN_PART_ROWS / min(parts)))
+        raise ValueError(
+            f"Too few rows for the three splits: {n} rows give {counts[0]} / {counts[1]} / "
+            f"{counts[2]} (optimisation / validation / test); each part needs at least "
+            f"{MIN_PART_ROWS}, so at least {need} rows are needed with split={tuple(parts)}.")
+    return counts
+
+
+# --------------------------------------------------------------------------- the null
+
+
+def bootstrap_null(combined: np.ndarray, estimator: str, bandwidth: float, n_resamples: int,
+                   rng: np.random.Generator, progress: Progress | None = None,
+                   null: str = "bootstrap") -> np.ndarray:
+    """B statistics on rows drawn with replacement (``null="bootstrap"``, Algorithm 1,
+    lines 5–12) or kept (``"consistency"``) and labels redrawn from the prediction, all
+    resamples in one pass per row tile (:func:`core.ensembles.estimators.resampled_values`),
+    in chunks for the progress bar."""
+    values = np.empty(n_resamples)
+    chunk = max(1, min(NULL_CHUNK, n_resamples))
+    for start in range(0, n_resamples, chunk):
+        size = min(chunk, n_resamples - start)
+        counts = resample_counts(combined, size, rng, rows_fixed=null == "consistency")
+        values[start:start + size] = resampled_values(estimator, combined, counts, bandwidth)
+        if progress is not None:
+            progress((start + size) / n_resamples,
+                     f"Resampling: {start + size} of {n_resamples}")
+    return values
+
+
+def sampled_null(members: np.ndarray, estimator: str, bandwidth: float, n_resamples: int,
+                 rng: np.random.Generator, progress: Progress | None = None,
+                 null: str = "bootstrap") -> np.ndarray:
+    """Mortier et al.'s null: in every resample constant weights λ_b ~ Dir(1), then rows
+    drawn with replacement (or kept, ``"consistency"``) and labels redrawn from ``f_λb``
+    (a kernel pass per resample, since the predictions change)."""
+    values = np.empty(n_resamples)
+    for b in range(n_resamples):
+        lam = rng.dirichlet(np.ones(members.shape[1]))
+        F = np.einsum("m,nmk->nk", lam, members)
+        counts = resample_counts(F, 1, rng, rows_fixed=null == "consistency")
+        values[b] = resampled_values(estimator, F, counts, bandwidth)[0]
+        if progress is not None and (b % 10 == 9 or b == n_resamples - 1):
+            progress((b + 1) / n_resamples, f"Resampling: {b + 1} of {n_resamples}")
+    return values
+
+
+def min_constant_weights(members: np.ndarray, y: np.ndarray, estimator: str, bandwidth: float,
+                         candidates: np.ndarray) -> tuple[np.ndarray, float]:
+    """The constant λ ∈ Δ_M with the smallest ĝ(f_λ, y): the best of ``candidates`` (rows
+    on the simplex), refined by L-BFGS over λ = softmax(θ) with the analytic gradient."""
+    spec = ESTIMATORS[estimator]
+
+    def value(lam: np.ndarray) -> float:
+        return spec.value(np.einsum("m,nmk->nk", lam, members), y, bandwidth)
+
+    scores = [value(lam) for lam in candidates]
+    start = candidates[int(np.argmin(scores))]
+
+    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        lam = softmax(theta[None, :])[0]
+        F = np.einsum("m,nmk->nk", lam, members)
+        g, grad_F = spec.value_and_gradient(F, y, bandwidth, gradient=True)
+        grad_lam = np.einsum("nk,nmk->m", grad_F, members)
+        return g, lam * (grad_lam - lam @ grad_lam)
+
+    theta0 = np.log(np.maximum(start, 1e-8))
+    result = minimize(objective, theta0, jac=True, method="L-BFGS-B",
+                      options={"maxiter": MIN_ITERATIONS})
+    best = softmax(result.x[None, :])[0]
+    best_value = value(best)
+    if best_value <= min(scores):
+        return best, best_value
+    return start, float(min(scores))
+
+
+# --------------------------------------------------------------------------- the test
+
+
+def credal_test(
+    members: np.ndarray,
+    y: np.ndarray,
+    X: np.ndarray,
+    estimator: str = "ce2",
+    weights: str = "learned",
+    n_resamples: int = 100,
+    split: Sequence[float] = (0.6, 0.2, 0.2),
+    alpha: float = 0.05,
+    seed: int | None = 0,
+    progress: Progress | None = None,
+    bandwidth: float | None = None,
+    settings: WeightSettings = DEFAULT_SETTINGS,
+    null: str = "bootstrap",
+) -> CredalTestResult:
+    """Test H0 "some convex combination of the members is calibrated" (Algorithm 1).
+
+    Parameters
+    ----------
+    members : ndarray of shape (n, M) or (n, M, K)
+        P(y = 1) of M binary members, or their class probabilities.
+    y : ndarray of shape (n,)
+        Integer labels 0..K−1.
+    X : ndarray of shape (n, d)
+        Instance features the weights λ(x) may depend on.
+    estimator : {"ce2", "cekl", "skce"}
+        The calibration-error estimator ĝ (:data:`core.ensembles.estimators.ESTIMATORS`).
+    weights : {"learned", "mean", "sampled"}
+        Learned instance-dependent weights (Algorithm 1) or a baseline (module doc).
+    n_resamples : int
+        B, bootstrap resamples of the null (the paper uses 100).
+    split : three fractions
+        Optimisation, validation and test parts of the rows (shuffled with ``seed``). All
+        three weight choices test on the same test rows.
+    alpha : float
+        Significance level, recorded with the result (``result.rejects(alpha)``).
+    seed : int or None
+        Seeds the split, the network, and the resampling.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+    bandwidth : float or None
+        The estimator's bandwidth; None = its default (h = 0.1 for CE₂ and CE_KL, the median
+        heuristic of the tested predictions for the SKCE), held fixed across resamples.
+    settings : WeightSettings
+        Architecture and training of the weight network.
+    null : {"bootstrap", "consistency"}
+        ``"bootstrap"`` (Algorithm 1): test rows drawn with replacement, labels redrawn.
+        ``"consistency"``: every test row kept once, labels redrawn (Bröcker & Smith; exact
+        given the predictions). With replacement, a drawn row's copies sit at kernel distance
+        0 from each other, which inflates the kernel-ratio estimators under a narrow kernel
+        and makes the bootstrap null conservative (see ``benchmarks/credal_study.py``).
+
+    Returns
+    -------
+    CredalTestResult
+        ``statistic`` T, ``p_value``, ``null`` (the B resampled statistics), ``weights`` and
+        ``combined`` on the test rows, ``rows``; ``parameters`` hold the settings used.
+    """
+    P = check_members(members)
+    n, M, K = P.shape
+    labels = check_labels(y, n, K)
+    features = check_features(X, n, "X")
+    check_choice(estimator, tuple(ESTIMATORS), "estimator")
+    check_choice(weights, WEIGHTS, "weights")
+    check_choice(null, NULLS, "null")
+    n_resamples = check_count("n_resamples", n_resamples, 1)
+    check_fraction("alpha", alpha)
+    seed = check_seed(seed)
+    if bandwidth is not None:
+        bandwidth = check_positive("bandwidth", bandwidth)
+    n_opt, n_val, _ = check_split(split, n)
+    # Small matrices throughout (a 256-row penalty, tiles of n_test rows): one BLAS thread is
+    # faster than several, which on a busy machine wait on each other (measured: 10× slower).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _credal_test(P, labels, features, estimator, weights, n_resamples, (n_opt, n_val),
+                            split, alpha, seed, progress, bandwidth, settings, null)
+
+
+def _credal_test(P: np.ndarray, labels: np.ndarray, features: np.ndarray, estimator: str,
+                 weights: str, n_resamples: int, sizes: tuple[int, int],
+                 split: Sequence[float], alpha: float, seed: int | None,
+                 progress: Progress | None, bandwidth: float | None,
+                 settings: WeightSettings, null: str) -> CredalTestResult:
+    """:func:`credal_test` on validated inputs."""
+    n, M, K = P.shape
+    n_opt, n_val = sizes
+    report = progress or (lambda fraction, message: None)
+
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    opt, val, test = order[:n_opt], order[n_opt:n_opt + n_val], order[n_opt + n_val:]
+    spec = ESTIMATORS[estimator]
+    extra: dict[str, object] = {}
+    if weights == "learned":
+        network = WeightNetwork(estimator, bandwidth, settings, seed).fit(
+            P[opt], labels[opt], features[opt], P[val], labels[val], features[val],
+            progress=lambda f, m: report(0.6 * f, m))
+        lam = network.predict(features[test])
+        extra = {"training_iterations": len(network.history_),
+                 "best_iteration": network.best_iteration_,
+                 "penalty_bandwidth": network.bandwidth_, "gamma": settings.gamma,
+                 "hidden": settings.hidden}
+    else:
+        lam = np.full((test.size, M), 1.0 / M)
+    F = combine(lam, P[test])
+    h = spec.bandwidth_for(F, bandwidth)
+    y_test = labels[test]
+
+    start = 0.6 if weights == "learned" else 0.0
+
+    def null_progress(fraction: float, message: str) -> None:
+        report(start + (1 - start) * fraction, message)
+
+    if weights == "sampled":
+        candidates = np.vstack([np.full(M, 1.0 / M),
+                                rng.dirichlet(np.ones(M), size=N_CANDIDATES)])
+        best, observed = min_constant_weights(P[test], y_test, estimator, h, candidates)
+        lam = np.tile(best, (test.size, 1))
+        F = combine(lam, P[test])
+        values = sampled_null(P[test], estimator, h, n_resamples, rng, null_progress, null)
+    else:
+        observed = spec.value(F, y_test, h)
+        values = bootstrap_null(F, estimator, h, n_resamples, rng, null_progress, null)
+    report(1.0, "Done")
+    return CredalTestResult(
+        statistic=float(observed), p_value=resampling_p_value(observed, values), null=values,
+        method=f"credal-{weights}", n_resamples=n_resamples,
+        parameters={"estimator": estimator, "weights": weights, "null": null, "bandwidth": h,
+                    "alpha": alpha, "seed": seed, "split": tuple(float(s) for s in split),
+                    "n_members": M, "n_classes": K, "n_optimisation": n_opt,
+                    "n_validation": n_val, "n_test": int(test.size), **extra},
+        p_value_paper=paper_p_value(observed, values),
+        weights=lam, combined=F, rows=test, labels=y_test,
+    )

@@ -1,0 +1,54 @@
+"""Cached wrappers around :mod:`core.ensembles` for the Ensembles page.
+
+The comparison reports progress into a bar drawn outside it, so it is memoised per server
+process (:class:`dashboard.cache.ProcessMemo`) rather than with ``st.cache_data``, keyed on the
+data's fingerprint, the chosen members and features, and the frozen settings value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from core import metrics
+from core.data import AuditData
+from core.ensembles.summary import CredalComparison, CredalSettings, compare_weights
+from dashboard.cache import ProcessMemo
+
+_COMPARISONS = ProcessMemo(limit=8)
+
+
+def ensemble_inputs(data: AuditData, members: tuple[int, ...], features: tuple[str, ...]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(members (n, M, K), y, X (n, d))`` of the chosen member columns and features."""
+    X = data.feature_matrix(features) if features else np.zeros((data.n, 0))
+    return data.members[:, list(members)], data.y, X
+
+
+def credal_comparison(fingerprint: str, members: tuple[int, ...], features: tuple[str, ...],
+                      settings: CredalSettings, data: AuditData,
+                      progress: Callable[[float, str], None] | None = None
+                      ) -> CredalComparison:
+    """The three credal-set tests (:func:`core.ensembles.summary.compare_weights`)."""
+    return _COMPARISONS.get(
+        (fingerprint, members, features, settings),
+        lambda: compare_weights(*ensemble_inputs(data, members, features), settings,
+                                progress=progress),
+    )
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def reliability_tables(fingerprint: str, members: tuple[int, ...], features: tuple[str, ...],
+                       settings: CredalSettings, _comparison: CredalComparison
+                       ) -> dict[str, pd.DataFrame]:
+    """Reliability tables of the ensemble mean and the learned combination on the test rows
+    (P(y = 1) for binary data, top-label confidence otherwise)."""
+    tables = {}
+    for key, title in (("mean", "ensemble mean"), ("learned", "learned combination λ(x)")):
+        result = _comparison.results[key]
+        probs = result.combined[:, 1] if result.combined.shape[1] == 2 else result.combined
+        tables[title] = metrics.reliability_table(probs, result.labels, n_bins=10)
+    return tables

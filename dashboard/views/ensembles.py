@@ -1,0 +1,145 @@
+"""Ensembles page: is some convex combination of the members calibrated (credal-set test)?"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.ensembles import ESTIMATORS, WEIGHT_LABELS, WEIGHTS
+from core.ensembles.summary import CredalSettings
+from core.figures import (
+    credal_p_values_figure,
+    credal_weights_figure,
+    credal_weights_map_figure,
+    null_histogram_figure,
+    reliability_grid,
+)
+from dashboard import cache, ensemble_cache
+from dashboard.components import verdict
+from dashboard.state import active_audit, cached_demo
+
+st.title("Ensembles")
+st.caption(
+    "Is the ensemble a trustworthy picture of what the model does not know? Its members span "
+    "a credal set — every convex combination of their predictions. The test of Jürgens et "
+    "al. asks whether some combination, with weights λ(x) that may change over the feature "
+    "space, is calibrated; if none is, the truth cannot lie inside the set."
+)
+audit = active_audit()
+sources = (["active dataset"] if audit.members is not None else []) + ["ensemble demo"]
+source = st.radio("Ensemble", sources, horizontal=True, key="ens_source")
+if audit.members is None:
+    st.info("The active dataset has no ensemble member columns (map them on the Data page); "
+            "the page uses the ensemble demo.", icon=":material/info:")
+data = audit if source == "active dataset" else cached_demo("ensemble")
+
+left, right = st.columns(2)
+names = list(data.member_names)
+chosen = left.multiselect("Members", names, default=names, key="ens_members")
+features = tuple(right.multiselect(
+    "Features the weights λ(x) may depend on", list(data.feature_frame.columns),
+    default=list(data.feature_frame.columns), key="ens_features"))
+if len(chosen) < 2:
+    st.warning("Choose at least two members: a credal set needs two predictions to combine.",
+               icon=":material/warning:")
+    st.stop()
+c1, c2, c3, c4 = st.columns([1, 1.6, 1, 0.6])
+estimator = c1.selectbox("Estimator", list(ESTIMATORS), key="ens_estimator",
+                         format_func=lambda k: ESTIMATORS[k].label)
+headline = c2.selectbox("Test", WEIGHTS, format_func=WEIGHT_LABELS.get, key="ens_weights")
+n_resamples = c3.select_slider("Resamples B", [50, 100, 200, 500], value=100, key="ens_b")
+alpha = c4.selectbox("α", [0.01, 0.05, 0.10], index=1, key="ens_alpha")
+st.caption(f"**{ESTIMATORS[estimator].label}** — {ESTIMATORS[estimator].description}")
+
+settings = CredalSettings(estimator=estimator, n_resamples=n_resamples, alpha=alpha)
+members = tuple(names.index(name) for name in chosen)
+bar = st.progress(0.0, text="Preparing the credal-set tests…")
+try:
+    comparison = ensemble_cache.credal_comparison(
+        data.fingerprint, members, features, settings, data,
+        progress=lambda fraction, message: bar.progress(fraction, text=message))
+except ValueError as err:
+    bar.empty()
+    st.error(str(err), icon=":material/error:")
+    st.stop()
+bar.empty()
+result = comparison.results[headline]
+n_test = result.rows.size
+
+st.header("Verdict")
+verdict(result.p_value, alpha,
+        reject="No convex combination of the chosen members is calibrated: the credal-set "
+               "test rejects",
+        accept="Consistent with a calibrated credal set: the test finds no evidence against "
+               "a calibrated combination",
+        notion=f"{WEIGHT_LABELS[headline]}, {ESTIMATORS[estimator].label}, {n_test:,} test "
+               "rows")
+m1, m2, m3, m4 = st.columns(4)
+m1.metric(ESTIMATORS[estimator].label, f"{result.statistic:.3g}")
+m2.metric("p-value", f"{result.p_value:.4f}",
+          help=f"(1 + #null ≥ observed)/(1 + B); the paper's #null > observed / B: "
+               f"{result.p_value_paper:.4f}")
+m3.metric("members", f"{len(chosen)}")
+parts = result.parameters
+m4.metric("test rows", f"{n_test:,}",
+          help=f"The rows are split at random: {parts['n_optimisation']:,} to learn λ(x), "
+               f"{parts['n_validation']:,} to stop its training early, {n_test:,} to test.")
+st.plotly_chart(null_histogram_figure(result.null, result.statistic,
+                                      statistic_label=ESTIMATORS[estimator].label),
+                width="stretch", key="ens_null")
+st.caption(f"Null distribution from {n_resamples} resamples: test rows drawn with replacement, "
+           "labels redrawn from the tested combination (consistency resampling).")
+
+st.header("The three tests")
+table = comparison.table()
+st.plotly_chart(credal_p_values_figure(table, alpha), width="stretch", key="ens_pvalues")
+st.dataframe(table.drop(columns=["weights"]), hide_index=True, width="stretch")
+st.caption("All three test the same rows. The mean ignores the instance; the Dir(1)-sampled "
+           "test (Mortier et al.) minimises over constant weights on the tested rows, which "
+           "makes it conservative; the learned λ(x) is fitted on separate rows.")
+
+st.header("Which member is trusted where")
+learned = comparison.results["learned"]
+if features:
+    picked = st.selectbox("Against feature", features, key="ens_feature")
+    column = data.feature_matrix((picked,))[learned.rows]
+    if column.shape[1] == 1:
+        st.plotly_chart(credal_weights_figure(column[:, 0], learned.weights, chosen, picked),
+                        width="stretch", key="ens_weights_feature")
+    else:
+        st.caption(f"'{picked}' is categorical; see the map below.")
+    if data.feature_matrix(features).shape[1] >= 2:
+        bar = st.progress(0.0, text="Embedding the features…")
+        embedding = cache.embedding(data.fingerprint, features, "pca", data,
+                                    progress=lambda f, m: bar.progress(f, text=m))
+        bar.empty()
+        st.plotly_chart(credal_weights_map_figure(embedding.coords[learned.rows],
+                                                  learned.weights, chosen,
+                                                  ("PCA 1", "PCA 2")),
+                        width="stretch", key="ens_weights_map")
+        st.caption("Test rows on a PCA map of the standardised features, coloured by the "
+                   "member with the largest learned weight (fainter: a closer call).")
+else:
+    st.info("No features chosen: the learned weights are one constant combination.",
+            icon=":material/info:")
+
+st.header("Reliability: ensemble mean and learned combination")
+tables = ensemble_cache.reliability_tables(data.fingerprint, members, features, settings,
+                                           comparison)
+st.plotly_chart(reliability_grid(tables, columns=2), width="stretch", key="ens_reliability")
+st.caption(f"Both on the {n_test:,} test rows, 10 equal-width bins.")
+
+with st.expander("What a calibrated credal set means"):
+    st.markdown(
+        "An ensemble of M members predicts M probability vectors for each instance; their "
+        "convex hull is a *credal set*, a set-valued statement of epistemic uncertainty. If it "
+        "is valid, the true conditional distribution lies inside it everywhere. That cannot "
+        "be checked directly from one label per instance, but a necessary condition can: "
+        "some combination f_λ(x) = Σ_m λ_m(x) f_m(x), with weights on the simplex that may "
+        "depend on x, must be **calibrated** — P(y | f_λ(x)) = f_λ(x). The test learns the "
+        "most calibrated λ(x) on one part of the data (a small neural network trained with "
+        "a proper score plus a calibration penalty, stopped early on a second part) and "
+        "tests its calibration on the third with a consistency bootstrap (Jürgens et al., "
+        "Algorithm 1). A rejection means no combination is calibrated: the set is too "
+        "narrow or biased. Not rejecting is no proof of validity — calibration is necessary, "
+        "not sufficient."
+    )

@@ -1,0 +1,53 @@
+"""AppTest: the Ensembles page on the ensemble demo and with a dataset that has no members."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard.state import cached_demo
+from tests.conftest import APP
+
+TIMEOUT = 300
+
+
+def open_page(demo: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.session_state["active_audit"] = cached_demo(demo)
+    at.session_state["active_source"] = f"demo: {demo}"
+    at.run()
+    at.switch_page("views/ensembles.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_ensembles_page_on_the_ensemble_demo() -> None:
+    at = open_page("ensemble")
+    assert at.title[0].value == "Ensembles"
+    assert at.radio(key="ens_source").options == ["active dataset", "ensemble demo"]
+    assert at.multiselect(key="ens_members").value == [f"member_{k}" for k in range(1, 6)]
+    # the learned test does not reject on the demo (its truth lies inside the credal set)
+    assert "Consistent with a calibrated credal set" in " ".join(s.value for s in at.success)
+    table = at.dataframe[0].value
+    assert list(table["test"]) == ["learned λ(x) (Algorithm 1)", "ensemble mean (Avg. + npbe)",
+                                   "constant λ, Dir(1) null (Mortier et al.)"]
+    assert table["p_value"].between(0, 1).all()
+    headers = [h.value for h in at.header]
+    assert "Which member is trusted where" in headers
+    assert any("What a calibrated credal set means" in e.label for e in at.expander)
+    # another test as the headline, then too few members
+    at.selectbox(key="ens_weights").set_value("mean").run()
+    assert not at.exception, at.exception
+    at.multiselect(key="ens_members").set_value(["member_1"]).run()
+    assert not at.exception, at.exception
+    assert "at least two members" in " ".join(w.value for w in at.warning)
+
+
+def test_ensembles_page_without_members_uses_the_demo() -> None:
+    at = open_page("census")
+    assert at.radio(key="ens_source").options == ["ensemble demo"]
+    assert "has no ensemble member columns" in " ".join(i.value for i in at.info)
+    assert at.selectbox(key="ens_estimator").value == "ce2"
+    at.selectbox(key="ens_estimator").set_value("skce").run()
+    assert not at.exception, at.exception
+    assert any("SKCE" in c.value for c in at.caption)
