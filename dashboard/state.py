@@ -47,3 +47,19 @@ def active_audit() -> AuditData:
 def active_source() -> str:
     ensure_active()
     return st.session_state[_SOURCE]
+
+
+# --------------------------------------------------------------------------- recalibration
+
+_COMPARISON = "recalibration_request"
+
+
+def request_comparison(fingerprint: str, settings: object) -> None:
+    """Remember the comparison the Recalibration page was asked for, for this dataset."""
+    st.session_state[_COMPARISON] = (fingerprint, settings)
+
+
+def comparison_request(fingerprint: str) -> object | None:
+    """The settings of the last comparison asked for on this dataset, or ``None``."""
+    stored = st.session_state.get(_COMPARISON)
+    return stored[1] if stored is not None and stored[0] == fingerprint else None

@@ -97,6 +97,36 @@ class Comparison:
     notes: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class CompareSettings:
+    """Every choice of a comparison as one hashable value (a cache key; the page's settings).
+
+    ``methods`` holds ``(name, ((parameter, value), …))`` pairs in the order chosen.
+    """
+
+    methods: tuple[tuple[str, tuple[tuple[str, object], ...]], ...]
+    features: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    n_splits: int = 1
+    seed: int = 0
+    gamma: float | None = None
+    n_resamples: int = DEFAULT_RESAMPLES
+
+    @classmethod
+    def of(cls, methods: Mapping[str, Mapping[str, object]], **options: object
+           ) -> CompareSettings:
+        """Settings from a mapping ``name → parameters`` and the keyword options."""
+        pairs = tuple((name, tuple(sorted(dict(params).items())))
+                      for name, params in methods.items())
+        return cls(pairs, **options)  # type: ignore[arg-type]
+
+    def run(self, audit: AuditData, progress: Progress | None = None) -> Comparison:
+        """:func:`compare` with these settings."""
+        return compare(audit, {name: dict(params) for name, params in self.methods},
+                       self.features, self.groups, self.n_splits, self.seed, self.gamma,
+                       progress, self.n_resamples)
+
+
 # --------------------------------------------------------------------------- splits
 
 
