@@ -1,9 +1,9 @@
 """Cached wrappers for the Recalibration page.
 
-The comparison reports progress into a bar, so it is memoised per process
-(:class:`dashboard.cache.ProcessMemo`) on the dataset fingerprint and the frozen
-:class:`~core.recalibration.compare.CompareSettings`; its views are cached with
-``st.cache_data`` on the same key (the comparison itself is passed unhashed).
+The comparison and its slow views report progress into a bar, so they are memoised per
+process (:class:`dashboard.cache.ProcessMemo`) on the dataset fingerprint and the frozen
+:class:`~core.recalibration.compare.CompareSettings`; the quick reliability tables are cached
+with ``st.cache_data`` on the same key (the comparison itself passed unhashed).
 """
 
 from __future__ import annotations
@@ -38,13 +38,18 @@ def reliability(fingerprint: str, settings: CompareSettings, _result: Comparison
     return reliability_tables(_result)
 
 
-@st.cache_data(show_spinner="Computing MLCE over γ…", max_entries=16)
+_VIEWS = ProcessMemo(limit=32)
+
+
 def curves(fingerprint: str, settings: CompareSettings, gammas: tuple[float, ...],
-           _result: Comparison) -> dict[str, pd.DataFrame]:
-    return mlce_curves(_result, gammas)
+           result: Comparison, progress: Callable[[float, str], None] | None = None
+           ) -> dict[str, pd.DataFrame]:
+    return _VIEWS.get(("curves", fingerprint, settings, gammas),
+                      lambda: mlce_curves(result, gammas, progress))
 
 
-@st.cache_data(show_spinner="Estimating the local bias before and after…", max_entries=32)
 def lcb_trend(fingerprint: str, settings: CompareSettings, method: str, feature: str,
-              _result: Comparison) -> pd.DataFrame:
-    return lcb_before_after(_result, method, feature)
+              result: Comparison, progress: Callable[[float, str], None] | None = None
+              ) -> pd.DataFrame:
+    return _VIEWS.get(("lcb", fingerprint, settings, method, feature),
+                      lambda: lcb_before_after(result, method, feature, progress=progress))

@@ -229,6 +229,23 @@ class RecalibratorBase(ABC):
 
     def fit(self, probs: ArrayLike, y: ArrayLike, features: ArrayLike | None = None,
             groups: ArrayLike | None = None) -> RecalibratorBase:
+        """Learn the map on calibration rows; returns ``self``.
+
+        Parameters
+        ----------
+        probs : array
+            ``(n,)`` P(y = 1) or ``(n, m)`` rows on the simplex.
+        y : array
+            ``(n,)`` integer labels ``0..m-1``.
+        features : array, optional
+            ``(n, d)`` audit features (methods that need them).
+        groups : array or DataFrame, optional
+            ``(n,)`` group labels or ``(n, k)`` group attributes (methods that need them).
+
+        Returns
+        -------
+        self
+        """
         p, labels = check_probs_labels(probs, y)
         n, m = p.shape[0], n_classes(p)
         if n < MIN_FIT_ROWS:
@@ -249,6 +266,19 @@ class RecalibratorBase(ABC):
 
     def predict(self, probs: ArrayLike, features: ArrayLike | None = None,
                 groups: ArrayLike | None = None) -> np.ndarray:
+        """Recalibrated probabilities of new rows.
+
+        Parameters
+        ----------
+        probs, features, groups
+            As in :meth:`fit`, for the new rows.
+
+        Returns
+        -------
+        ndarray
+            The shape of ``probs``: ``(n,)`` P(y = 1) in [0, 1], or ``(n, m)`` rows on the
+            simplex.
+        """
         if not hasattr(self, "n_classes_"):
             raise ValueError(f"{self.title} is not fitted yet: call fit on the calibration "
                              "rows first.")
@@ -518,7 +548,9 @@ RECALIBRATORS: dict[str, RecalibratorSpec] = {spec.key: spec for spec in (
         "bandwidths cross-validated, clipped into (0, 1)." + _OVR,
         "Vashistha & Farahi, I-trustworthy, §3.3", "local",
         (_int("max_reference", 10_000, 100, 1_000_000,
-              "most calibration rows used as the reference (seeded subsample)"), _SEED),
+              "most calibration rows used as the reference (seeded subsample)"),
+         _int("cv_rows", 1000, 50, 100_000,
+              "most rows of the bandwidth cross-validation (seeded subsample)"), _SEED),
         _BOTH, ("features",), "local:LCBCorrection"),
     RecalibratorSpec(
         "group-temperature", "Group temperature scaling",

@@ -334,6 +334,7 @@ def compare(
     frame = frame[frame["method"].isin([UNCALIBRATED, *[m for m in runnable
                                                         if m not in skipped]])]
     table = _summarise(frame, n_splits)
+    first_probs = {name: first_probs[name] for name in table["method"]}
     return Comparison(table, first_probs, first_test, first_coords, features, groups,
                       float(gamma), n_splits, n_resamples, skipped, (note,))
 
@@ -364,18 +365,24 @@ def reliability_tables(comparison: Comparison, n_bins: int = N_BINS
             for name, probs in comparison.probs.items()}
 
 
-def mlce_curves(comparison: Comparison, gammas: Sequence[float]) -> dict[str, pd.DataFrame]:
+def mlce_curves(comparison: Comparison, gammas: Sequence[float],
+                progress: Progress | None = None) -> dict[str, pd.DataFrame]:
     """MLCE and mean LCE over ``gammas`` for every method (Luo et al., Fig. 3); empty without
-    features."""
+    features. ``progress(fraction, message)`` after each method."""
     if comparison.coords is None:
         return {}
-    return {name: mlce_curve(*_top_label(probs, comparison.test.y), comparison.coords,
-                             list(gammas), N_BINS)
-            for name, probs in comparison.probs.items()}
+    curves = {}
+    for k, (name, probs) in enumerate(comparison.probs.items()):
+        curves[name] = mlce_curve(*_top_label(probs, comparison.test.y), comparison.coords,
+                                  list(gammas), N_BINS)
+        if progress is not None:
+            progress((k + 1) / len(comparison.probs), f"MLCE curve of {name}")
+    return curves
 
 
 def lcb_before_after(comparison: Comparison, method: str, feature: str, degree: int = 3,
-                     n_resamples: int = 200) -> pd.DataFrame:
+                     n_resamples: int = 200, progress: Progress | None = None
+                     ) -> pd.DataFrame:
     """Trend of the local bias LCB (eq. 7) against one numeric feature, before and after
     ``method``, on the test rows (each row left out of its own estimate; bandwidths
     cross-validated once on the uncalibrated rows and used for both).
@@ -399,11 +406,16 @@ def lcb_before_after(comparison: Comparison, method: str, feature: str, degree: 
 
     p0, y0 = pair(comparison.probs[UNCALIBRATED])
     sigma_p, sigma_x, _ = select_bandwidths(p0, y0, X)
+    if progress is not None:
+        progress(1 / 3, "bandwidths cross-validated")
     frames = []
-    for label, name in (("before", UNCALIBRATED), (f"after: {method}", method)):
+    for k, (label, name) in enumerate((("before", UNCALIBRATED),
+                                       (f"after: {method}", method))):
         p, t = pair(comparison.probs[name])
         values = lcb(p, t, X, prob_bandwidth=sigma_p, feature_bandwidth=sigma_x)
         ok = ~np.isnan(values)
         trend = lcb_trends(x[ok], values[ok], degree=degree, n_resamples=n_resamples)
         frames.append(trend.assign(group=label))
+        if progress is not None:
+            progress((k + 2) / 3, f"local bias {label}")
     return pd.concat(frames, ignore_index=True)

@@ -101,8 +101,12 @@ class Multicalibration(BinaryRecalibrator):
 
     def _sets(self, g: np.ndarray) -> list[np.ndarray]:
         """Membership of every set of the collection, in the order of ``sets_``."""
+        if g.shape[1] != self.n_attributes_:
+            raise ValueError(f"Multicalibration was fitted on {self.n_attributes_} group "
+                             f"attributes; these rows have {g.shape[1]}.")
+        joined = join_groups(g)
         return [np.ones(g.shape[0], dtype=bool) if column is None else
-                (join_groups(g) if column == "all" else g[:, column]) == level
+                (joined if column == "all" else g[:, column]) == level
                 for column, level in self.sets_]
 
     def _fit_binary(self, p, t, X, g) -> None:
@@ -113,6 +117,7 @@ class Multicalibration(BinaryRecalibrator):
         if g.shape[1] > 1:
             sets += [("all", level) for level in np.unique(join_groups(g))]
         self.sets_ = sets
+        self.n_attributes_ = g.shape[1]
         members = self._sets(g)
         pair_rows = np.concatenate([np.flatnonzero(m) for m in members])
         pair_set = np.concatenate([np.full(int(m.sum()), s) for s, m in enumerate(members)])

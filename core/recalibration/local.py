@@ -107,14 +107,17 @@ class LCBCorrection(BinaryRecalibrator):
     leave-one-out cross-validation (:func:`core.lcb.select_bandwidths`). A point without
     kernel neighbours keeps ``p``. At most ``max_reference`` calibration rows (a seeded
     subsample) serve as the reference, which bounds the cost at ``n_new × max_reference``
-    kernel evaluations. Binary; multiclass one-vs-rest with renormalisation.
+    kernel evaluations; the cross-validation uses at most ``cv_rows`` of them. Binary;
+    multiclass one-vs-rest with renormalisation (a cross-validation per class).
     """
 
     title = "LCB correction"
     needs = ("features",)
 
-    def __init__(self, max_reference: int = 10_000, seed: int = 0) -> None:
+    def __init__(self, max_reference: int = 10_000, cv_rows: int = 1000, seed: int = 0
+                 ) -> None:
         self.max_reference = max_reference
+        self.cv_rows = cv_rows
         self.seed = seed
 
     def _fit_binary(self, p, t, X, g) -> None:
@@ -124,7 +127,7 @@ class LCBCorrection(BinaryRecalibrator):
                 p.size, int(self.max_reference), replace=False))
         self.reference_ = (p[rows], t[rows].astype(np.int64), X[rows])
         self.prob_bandwidth_, self.feature_bandwidth_, _ = select_bandwidths(
-            *self.reference_, seed=self.seed)
+            *self.reference_, max_rows=int(self.cv_rows), seed=self.seed)
 
     def _predict_binary(self, p, X, g) -> np.ndarray:
         bias = lcb(*self.reference_, query_probs=p, query_X=X,

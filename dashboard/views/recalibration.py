@@ -117,7 +117,10 @@ st.plotly_chart(reliability_grid(tables, columns=min(4, len(tables))), width="st
 left, right = st.columns(2)
 with left:
     st.subheader("Local calibration error over γ")
-    curves = recal_cache.curves(audit.fingerprint, settings, CURVE_GAMMAS, result)
+    curve_bar = st.progress(0.0, text="MLCE curves…")
+    curves = recal_cache.curves(audit.fingerprint, settings, CURVE_GAMMAS, result,
+                                lambda f, m: curve_bar.progress(f, text=m))
+    curve_bar.empty()
     if curves:
         st.plotly_chart(mlce_comparison_figure(curves, result.gamma), width="stretch",
                         key="recal_mlce")
@@ -140,7 +143,10 @@ if chosen and numeric:
     method = s1.selectbox("Method", chosen, key="recal_selected",
                           format_func=lambda k: RECALIBRATORS[k].name)
     feature = s2.selectbox("Against", numeric, key="recal_feature")
-    trends = recal_cache.lcb_trend(audit.fingerprint, settings, method, feature, result)
+    lcb_bar = st.progress(0.0, text="Local bias before and after…")
+    trends = recal_cache.lcb_trend(audit.fingerprint, settings, method, feature, result,
+                                   lambda f, m: lcb_bar.progress(f, text=m))
+    lcb_bar.empty()
     st.plotly_chart(lcb_before_after_figure(trends, feature), width="stretch",
                     key="recal_lcb")
     st.caption("LCB (eq. 7) of the test rows, each left out of its own estimate; cubic fits "
