@@ -540,6 +540,8 @@ RECALIBRATORS: dict[str, RecalibratorSpec] = {spec.key: spec for spec in (
          _choice("embedding", "pca", ("pca", "tsne", "umap"), "embedding of the features"),
          _int("n_components", 2, 1, 50, "dimensions of the embedding (at most the number "
               "of feature columns)"),
+         _int("max_reference", 2000, 100, 1_000_000, "most calibration points per bin "
+              "(a seeded subsample beyond it)"),
          _SEED),
         _BOTH, ("features",), "local:LoRe"),
     RecalibratorSpec(
@@ -547,7 +549,7 @@ RECALIBRATORS: dict[str, RecalibratorSpec] = {spec.key: spec for spec in (
         "p + LCB(p, x): the kernel-weighted mean residual of nearby calibration rows (eq. 7), "
         "bandwidths cross-validated, clipped into (0, 1)." + _OVR,
         "Vashistha & Farahi, I-trustworthy, §3.3", "local",
-        (_int("max_reference", 10_000, 100, 1_000_000,
+        (_int("max_reference", 2000, 100, 1_000_000,
               "most calibration rows used as the reference (seeded subsample)"),
          _int("cv_rows", 1000, 50, 100_000,
               "most rows of the bandwidth cross-validation (seeded subsample)"), _SEED),

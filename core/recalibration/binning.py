@@ -156,7 +156,8 @@ class BBQ(BinaryRecalibrator):
         low = max(1, int(np.floor(root / self.scale)))
         high = max(low, min(n, int(np.ceil(self.scale * root))))
         order = np.argsort(p, kind="stable")
-        ps, ts = p[order], t[order]
+        ps = p[order]
+        cum_t = np.concatenate([[0.0], np.cumsum(t[order])])
         models, scores = [], []
         seen: set[bytes] = set()
         for B in range(low, high + 1):
@@ -166,9 +167,10 @@ class BBQ(BinaryRecalibrator):
                 continue
             seen.add(key)
             k = edges.size - 1
-            ids = np.searchsorted(edges[1:-1], ps, side="left")
-            counts = np.bincount(ids, minlength=k)
-            positives = np.bincount(ids, weights=ts, minlength=k)
+            # rows up to each inner edge (bins are right-closed) on the sorted scores
+            cuts = np.concatenate([[0], np.searchsorted(ps, edges[1:-1], side="right"), [n]])
+            counts = np.diff(cuts).astype(np.float64)
+            positives = np.diff(cum_t[cuts])
             strength = self.prior_strength / k
             mid = np.clip((edges[:-1] + edges[1:]) / 2.0, 1e-6, 1.0 - 1e-6)
             alpha, beta = strength * mid, strength * (1.0 - mid)

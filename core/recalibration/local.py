@@ -14,7 +14,7 @@ import numpy as np
 from core.embedding import fit_embedding
 from core.kernels import Standardizer, kernel_matmul
 from core.lcb import lcb, select_bandwidths
-from core.lce import confidence_bins
+from core.lce import LCE_TILE, confidence_bins
 from core.recalibration.base import BinaryRecalibrator, RecalibratorBase, replace_top_label
 from core.recalibration.binning import HistogramBinning
 
@@ -48,17 +48,25 @@ class LoRe(RecalibratorBase):
     same bins (the bin's calibration accuracy; a bin without calibration points keeps the
     model's confidence). γ → ∞ is histogram binning itself, γ → 0 the correctness of the
     nearest same-bin calibration point (paper §4).
+
+    Cost: the sums run over each bin's calibration points for each new row, through the tile
+    engine. Rows that share a bin and coordinates (repeated categorical features) are
+    computed once, and calibration points that share them are merged with their weights —
+    both exact. A bin with more than ``max_reference`` calibration points uses a seeded
+    random subset of that size: eq. 6 estimated from a sample of the bin (exact below it;
+    this keeps 100,000 rows within seconds).
     """
 
     title = "LoRe"
     needs = ("features",)
 
     def __init__(self, gamma: float = 0.4, n_bins: int = 15, embedding: str = "pca",
-                 n_components: int = 2, seed: int = 0) -> None:
+                 n_components: int = 2, max_reference: int = 2000, seed: int = 0) -> None:
         self.gamma = gamma
         self.n_bins = n_bins
         self.embedding = embedding
         self.n_components = n_components
+        self.max_reference = max_reference
         self.seed = seed
 
     def _fit(self, P, y, X, g) -> None:
@@ -68,8 +76,21 @@ class LoRe(RecalibratorBase):
         self.map_ = fit_embedding(Z, method=self.embedding, n_components=k, seed=self.seed)
         self.coord_scaler_ = Standardizer.fit(self.map_.coords)
         self.coords_ = self.coord_scaler_.transform(self.map_.coords)
-        self.bins_ = confidence_bins(P.max(axis=1), self.n_bins)
-        self.correct_ = (np.argmax(P, axis=1) == y).astype(np.float64)
+        bins = confidence_bins(P.max(axis=1), self.n_bins)
+        correct = (np.argmax(P, axis=1) == y).astype(np.float64)
+        rng = np.random.default_rng(self.seed)
+        self.reference_ = {}
+        for b in np.unique(bins):
+            rows = np.flatnonzero(bins == b)
+            if rows.size > self.max_reference:
+                rows = np.sort(rng.choice(rows, int(self.max_reference), replace=False))
+            # merge calibration points with equal coordinates: weights (Σ correct, count)
+            points, inverse = np.unique(self.coords_[rows], axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            weights = np.column_stack([
+                np.bincount(inverse, weights=correct[rows], minlength=points.shape[0]),
+                np.bincount(inverse, minlength=points.shape[0]).astype(np.float64)])
+            self.reference_[int(b)] = (points, weights)
         self.fallback_ = HistogramBinning(self.n_bins, "uniform", "top-label")
         self.fallback_.fit_matrix(P, y, None, None)
 
@@ -82,14 +103,14 @@ class LoRe(RecalibratorBase):
         conf = P.max(axis=1)
         new = self.fallback_._predict_binary(conf, None, None)
         bins = confidence_bins(conf, self.n_bins)
-        weights = np.column_stack([self.correct_, np.ones(self.correct_.size)])
         for b in np.unique(bins):
-            reference = self.bins_ == b
-            if not reference.any():
+            if int(b) not in self.reference_:
                 continue
+            points, weights = self.reference_[int(b)]
             query = np.flatnonzero(bins == b)
-            sums = kernel_matmul(coords[query], self.coords_[reference], weights[reference],
-                                 float(self.gamma), kind="laplacian")
+            distinct, inverse = np.unique(coords[query], axis=0, return_inverse=True)
+            sums = kernel_matmul(distinct, points, weights, float(self.gamma),
+                                 kind="laplacian", tile_size=LCE_TILE)[inverse.reshape(-1)]
             ok = sums[:, 1] > MIN_WEIGHT
             new[query[ok]] = sums[ok, 0] / sums[ok, 1]
         return replace_top_label(P, np.clip(new, 0.0, 1.0))
@@ -114,7 +135,7 @@ class LCBCorrection(BinaryRecalibrator):
     title = "LCB correction"
     needs = ("features",)
 
-    def __init__(self, max_reference: int = 10_000, cv_rows: int = 1000, seed: int = 0
+    def __init__(self, max_reference: int = 2000, cv_rows: int = 1000, seed: int = 0
                  ) -> None:
         self.max_reference = max_reference
         self.cv_rows = cv_rows
