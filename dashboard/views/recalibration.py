@@ -93,7 +93,7 @@ for name, reason in result.skipped.items():
 st.header("Scores on the test rows")
 table = result.table.set_index("method")
 means = [c for c in METRICS if c in table]
-lower = [c for c in means if BETTER[c] < 0 and table[c].notna().any()]
+lower = [c for c in means if BETTER[c] < 0 and table[c].notna().any() and c != "fit_seconds"]
 higher = [c for c in means if BETTER[c] > 0 and c != "klce_p"]
 styled = (table.style.format("{:.4g}", na_rep="—")
           .highlight_min(subset=lower, props="font-weight:bold;background-color:#d5f5e3")
@@ -105,9 +105,9 @@ sd = " Columns ending in _sd: standard deviation over the splits." if settings.n
     else ""
 scope = ", ".join(settings.features) or "the predictions alone"
 st.caption("Best per column in green. Lower is better: Brier, NLL, ECE, MCE, MLCE, max group "
-           "MCE, fit seconds; higher is better: accuracy. klce_p is the aggregated KLCE test "
-           f"(3 × 3 bandwidth grid, B = {settings.n_resamples}) over {scope}: red = rejects "
-           f"local calibration at α = {ALPHA}." + sd)
+           "MCE (worst group level, 5 bins); higher is better: accuracy. klce_p is the "
+           f"aggregated KLCE test (3 × 3 bandwidth grid, B = {settings.n_resamples}) over "
+           f"{scope}: red = rejects local calibration at α = {ALPHA}." + sd)
 
 st.header("Reliability diagrams")
 tables = recal_cache.reliability(audit.fingerprint, settings, result)
