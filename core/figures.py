@@ -378,7 +378,10 @@ def klce_pvalue_figure(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
     low = max(min(float(table["klce_p"].min()), alpha) / 3, 1e-4)
     figure.update_layout(height=360, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
                          yaxis=dict(title="KLCE p-value (aggregated over bandwidths)",
-                                    type="log", range=[np.log10(low), 0.15]),
+                                    type="log", range=[np.log10(low), 0.15],
+                                    tickvals=[0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1],
+                                    ticktext=["0.0005", "0.001", "0.005", "0.01", "0.05",
+                                              "0.1", "0.5", "1"]),
                          xaxis=dict(title=None, type="category"))
     return figure
 

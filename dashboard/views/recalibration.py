@@ -140,8 +140,11 @@ chosen = [m for m in result.probs if m != UNCALIBRATED]
 numeric = [f for f in features if pd.api.types.is_numeric_dtype(audit.feature_frame[f])]
 if chosen and numeric:
     s1, s2 = st.columns(2)
+    p_values = result.table.set_index("method")["klce_p"]
     method = s1.selectbox("Method", chosen, key="recal_selected",
-                          format_func=lambda k: RECALIBRATORS[k].name)
+                          index=int(np.argmax([p_values[m] for m in chosen])),
+                          format_func=lambda k: RECALIBRATORS[k].name,
+                          help="Preselected: the method with the highest KLCE p-value.")
     feature = s2.selectbox("Against", numeric, key="recal_feature")
     lcb_bar = st.progress(0.0, text="Local bias before and after…")
     trends = recal_cache.lcb_trend(audit.fingerprint, settings, method, feature, result,
