@@ -29,6 +29,7 @@ PAGES = [
     st.Page(HERE / "views" / "local_bias.py", title="Local bias", icon=":material/insights:"),
     st.Page(HERE / "views" / "lce_landscape.py", title="LCE landscape",
             icon=":material/scatter_plot:"),
+    st.Page(HERE / "views" / "recalibration.py", title="Recalibration", icon=":material/build:"),
     st.Page(HERE / "views" / "ensembles.py", title="Ensembles", icon=":material/stacks:"),
     st.Page(HERE / "views" / "estimators.py", title="Estimators", icon=":material/tune:"),
 ]

@@ -64,3 +64,19 @@ def remember_upload(table) -> None:
 def last_upload():
     """The last uploaded :class:`core.readers.LoadedTable` of this session, or ``None``."""
     return st.session_state.get(_UPLOAD)
+
+
+# --------------------------------------------------------------------------- recalibration
+
+_COMPARISON = "recalibration_request"
+
+
+def request_comparison(fingerprint: str, settings: object) -> None:
+    """Remember the comparison the Recalibration page was asked for, for this dataset."""
+    st.session_state[_COMPARISON] = (fingerprint, settings)
+
+
+def comparison_request(fingerprint: str) -> object | None:
+    """The settings of the last comparison asked for on this dataset, or ``None``."""
+    stored = st.session_state.get(_COMPARISON)
+    return stored[1] if stored is not None and stored[0] == fingerprint else None
