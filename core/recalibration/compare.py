@@ -41,9 +41,10 @@ from core.data import AuditData
 from core.embedding import fit_embedding
 from core.groups import iter_groups
 from core.kernels import Standardizer
-from core.klce import bandwidth_grid, kernel_inputs, klce_grid_test
+from core.klce import bandwidth_grid, klce_grid_test
 from core.lcb import lcb, lcb_trends, select_bandwidths
 from core.lce import mlce, mlce_curve
+from core.local_kernel import kernel_inputs
 from core.recalibration.base import RECALIBRATORS, check_choice
 
 Progress = Callable[[float, str], None]
