@@ -26,7 +26,7 @@ from core.demo import DEMOS
 from core.readers import read_table
 from core.reference_model import train_reference_model
 from dashboard.guard import FAILURE_PREFIX
-from dashboard.state import cached_demo
+from dashboard.state import cached_demo, set_active
 from tests.app_pages import PageRef, discover_pages
 from tests.conftest import APP
 from tests.realdata_tables import (
@@ -93,8 +93,7 @@ def assert_clean(at: AppTest, page: PageRef) -> None:
 
 def visit(audit: AuditData, source: str, page: PageRef) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.session_state["active_audit"] = audit
-    at.session_state["active_source"] = source
+    set_active(audit, source, session=at.session_state)
     at.switch_page(page.path)
     at.run()
     return at
