@@ -51,9 +51,15 @@ st.caption(
 )
 
 bar = st.progress(0.0, text="Cross-validating the estimators…")
-selection = estimator_cache.selection(
-    data.fingerprint, settings, data,
-    progress=lambda fraction, message: bar.progress(fraction, text=message))
+try:
+    selection = estimator_cache.selection(
+        data.fingerprint, settings, data,
+        progress=lambda fraction, message: bar.progress(fraction, text=message))
+except ValueError as error:  # too few rows for the folds, a single class in the rows, …
+    bar.empty()
+    st.warning(f"The estimators cannot be compared on these rows: {error}",
+               icon=":material/warning:")
+    st.stop()
 bar.empty()
 if selection.n_total > selection.n_rows:
     st.info(f"The data has {selection.n_total:,} rows; the estimators were compared on a "
