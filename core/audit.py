@@ -394,3 +394,20 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     report(1.0, "Audit complete")
     return AuditResult(settings, audit.name, audit.fingerprint, data.n, part, features,
                        reliability, grid, bias, lce, notes)
+
+
+def settings_for(audit: AuditData, overrides: dict) -> AuditSettings:
+    """:class:`AuditSettings` with ``overrides`` (field → value) that fit ``audit``: audit
+    features it does not map and a class index beyond its classes are dropped (they come
+    from widgets of an earlier dataset), as is a notion it has no use for."""
+    fields = dict(overrides)
+    if fields.get("features") is not None:
+        mapped = set(audit.feature_frame.columns)
+        fields["features"] = tuple(f for f in fields["features"] if f in mapped)
+    if fields.get("class_index") is not None and not 0 <= fields["class_index"] < \
+            audit.n_classes:
+        del fields["class_index"]
+    notions = ("positive", "top-label") if audit.is_binary else ("top-label", "classwise")
+    if fields.get("notion") is not None and fields["notion"] not in notions:
+        del fields["notion"]
+    return AuditSettings(**fields)

@@ -28,6 +28,7 @@ PAGES = [
     st.Page(HERE / "views" / "local_bias.py", title="Local bias", icon=":material/insights:"),
     st.Page(HERE / "views" / "lce_landscape.py", title="LCE landscape",
             icon=":material/scatter_plot:"),
+    st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
 ]
 
 st.logo(str(HERE.parent / "assets" / "logo.png"))

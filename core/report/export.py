@@ -17,9 +17,11 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import io
 import os
 import shutil
 import threading
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -258,3 +260,12 @@ def export_figure(figure: go.Figure, fmt: str, title: str = "") -> bytes:
     if fmt == "html":
         return figure_html(figure, title)
     return renderer().render(figure, fmt)
+
+
+def zip_archive(files: dict[str, bytes]) -> bytes:
+    """A ZIP archive (deflated) of ``files``, file name → content."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
