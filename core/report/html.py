@@ -147,8 +147,8 @@ def figure_block(item: AuditFigure, images: Mapping[str, bytes] | None) -> str:
     else:
         body = pio.to_html(item.figure, full_html=False, include_plotlyjs=False,
                            config={"displaylogo": False, "responsive": True})
-    return (f"<figure>{body}<figcaption><strong>{escape(item.title)}</strong> — "
-            f"{escape(item.caption)}</figcaption></figure>")
+    # the caption line is inside the figure itself; the figcaption names it
+    return f"<figure>{body}<figcaption>{escape(item.title)}</figcaption></figure>"
 
 
 # --------------------------------------------------------------------------- sections
@@ -249,8 +249,10 @@ def lcb_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
              ("σ_x (standardised features)", lcb.spec.feature_bandwidth),
              ("rows evaluated", int(lcb.values.size)), ("rows without neighbours", missing)]
     top = lcb.subgroups.head(SUBGROUP_ROWS)
+    ranked = table_html(top) if len(top) else \
+        "<p>No subgroup has the 30 rows needed to be ranked.</p>"
     return (f"<h3>Local calibration bias (LCB)</h3>{key_value_html(pairs)}{blocks('lcb')}"
-            f"<h3>Most biased subgroups</h3>{table_html(top)}"
+            f"<h3>Most biased subgroups</h3>{ranked}"
             "<p class=\"caption\">Ranked by mean |LCB|; observed − predicted and "
             "z = Σ(y − p)/√Σp(1 − p) use the raw outcomes, without kernels. Subgroups of fewer "
             "than 30 rows are left out.</p>")
