@@ -236,8 +236,9 @@ def reliability_section(data: AuditData, settings: AuditSettings) -> Reliability
                                       strategy=settings.strategy, notion=notion,
                                       interval=settings.interval, class_index=class_index)
     summary = metrics_with_skce(data.probs, data.y, notion, settings.n_bins, settings.strategy,
-                                settings.n_bootstrap, settings.bootstrap_method)
-    tests = calibration_tests(data.probs, data.y, notion, class_index, settings.test_resamples)
+                                settings.n_bootstrap, settings.bootstrap_method, settings.seed)
+    tests = calibration_tests(data.probs, data.y, notion, class_index, settings.test_resamples,
+                              settings.seed)
     bins = min(settings.n_bins, settings.group_bins)
     groups = {g: group_diagnostics(data, g, notion, class_index, bins, settings.strategy)
               for g in data.groups.columns}

@@ -39,6 +39,9 @@ def test_audit_writes_every_output(table_csv: Path, tmp_path: Path, capsys) -> N
     assert (out / "report.html").is_file() and (out / "results.json").is_file()
     document = json.loads((out / "results.json").read_text())
     assert document["settings"]["seed"] == 3 and document["settings"]["grid_resamples"] == 30
+    tests = {t["name"]: t for t in document["reliability"]["tests"]}
+    assert tests["consistency"]["parameters"]["seed"] == 3  # --seed reaches every random step
+    assert document["local"]["klce_grid"]["aggregated"]["parameters"]["seed"] == 3
     assert document["dataset"]["columns"]["features"] == ["age", "sex"]
     figures = out / "figures"
     assert {p.suffix for p in figures.iterdir()} == ({".png", ".svg", ".html"}

@@ -102,7 +102,11 @@ st.caption("Every figure as PNG, SVG, PDF or standalone HTML, and a self-contain
            "(HTML, PDF, JSON) of the active dataset at the settings of every page. The same "
            "audit runs headless with `calibration-atlas audit`.")
 audit = active_audit()
-settings = settings_for(audit, page_settings())
+try:
+    settings = settings_for(audit, page_settings())
+except ValueError as error:  # a page setting this data cannot use: say so, audit the defaults
+    st.warning(f"{error} The defaults are used instead.", icon=":material/warning:")
+    settings = settings_for(audit, {})
 with st.expander("Settings of this audit (taken from the pages, defaults elsewhere)"):
     st.dataframe(pd.DataFrame([{"setting": k, "value": str(v)} for k, v in
                                dataclasses.asdict(settings).items()]),
