@@ -115,17 +115,21 @@ reason = no_static_reason()
 if reason:
     st.warning(reason + " The report is written as interactive HTML.", icon=":material/info:")
 
+gate = st.empty()  # the explanation and the button, cleared once the audit is there
 if not cache.has_audit_result(settings, audit):
-    st.info(f"The audit computes what every page shows, on the {audit.n:,} rows of "
-            f"{audit.name}. It can take minutes: the census demo's 5,000 test rows took about "
-            "two at the default resamples on two busy CPU cores.", icon=":material/timer:")
-    if not st.button("Run the audit", type="primary", key="export_run"):
-        st.stop()
+    with gate.container():
+        st.info(f"The audit computes what every page shows, on the {audit.n:,} rows of "
+                f"{audit.name}. It can take minutes: the census demo's 5,000 test rows took "
+                "about two minutes at the default resamples on two busy CPU cores.",
+                icon=":material/timer:")
+        if not st.button("Run the audit", type="primary", key="export_run"):
+            st.stop()
 bar = st.progress(0.0, text="Running the audit…")
 result = cache.audit_result(settings, audit, progress=lambda f, m: bar.progress(f, text=m))
 bar.progress(1.0, text="Drawing the figures…")
 figures = cache.audit_figures(result, audit)
 bar.empty()
+gate.empty()
 st.success(f"Audit of {result.rows:,} rows ({result.part}) of {result.dataset}: "
            f"{len(figures)} figures.", icon=":material/check:")
 figures_panel(figures)
