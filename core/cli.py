@@ -29,7 +29,7 @@ from core.data import AuditData, DataError
 from core.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.readers import read_table
 from core.report import build_report, check_formats, write_report
-from core.report.export import ExportError
+from core.report.export import ExportError, renderer
 
 PROG = "calibration-atlas"
 DEFAULT_OUT = "calibration-atlas-report"
@@ -235,6 +235,7 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
         report = build_report(result, audit, formats=formats, progress=bar)
     finally:
         bar.close()
+        renderer().close()  # the figure browser, closed now rather than at interpreter exit
     files = write_report(report, out)
     total = time.perf_counter() - start
     for note in report.notes:
