@@ -150,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "SKCE test and the KLCE grid (default: the app's 200, 500 and "
                             "200); example: --resamples 1000")
     audit.add_argument("--seed", metavar="S", type=whole_number(0), default=0,
-                       help="seed of every random step, for a reproducible report "
+                       help="seed of the bootstrap, the resampling tests, the embedding and the "
+                            "trend bands, for a reproducible report "
                             "(default 0); example: --seed 7")
 
     demo = commands.add_parser(
