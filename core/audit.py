@@ -311,10 +311,11 @@ def reliability_section(data: AuditData, settings: AuditSettings) -> Reliability
                                       interval=settings.interval, class_index=class_index)
     summary = pd.concat([
         metrics_with_skce(data.probs, data.y, notion, settings.n_bins, settings.strategy,
-                          settings.n_bootstrap, settings.bootstrap_method),
+                          settings.n_bootstrap, settings.bootstrap_method, settings.seed),
         extended_metrics(data.probs, data.y, notion, class_index, settings.n_bootstrap,
-                         settings.bootstrap_method)], ignore_index=True)
-    tests = calibration_tests(data.probs, data.y, notion, class_index, settings.test_resamples)
+                         settings.bootstrap_method, settings.seed)], ignore_index=True)
+    tests = calibration_tests(data.probs, data.y, notion, class_index, settings.test_resamples,
+                              settings.seed)
     bins = min(settings.n_bins, settings.group_bins)
     groups = {g: group_diagnostics(data, g, notion, class_index, bins, settings.strategy)
               for g in data.groups.columns}
@@ -465,3 +466,20 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     report(1.0, "Audit complete")
     return AuditResult(settings, audit.name, audit.fingerprint, data.n, part, features,
                        reliability, grid, bias, lce, notes)
+
+
+def settings_for(audit: AuditData, overrides: dict) -> AuditSettings:
+    """:class:`AuditSettings` with ``overrides`` (field → value) that fit ``audit``: audit
+    features it does not map and a class index beyond its classes are dropped (they come
+    from widgets of an earlier dataset), as is a notion it has no use for."""
+    fields = dict(overrides)
+    if fields.get("features") is not None:
+        mapped = set(audit.feature_frame.columns)
+        fields["features"] = tuple(f for f in fields["features"] if f in mapped)
+    if fields.get("class_index") is not None and not 0 <= fields["class_index"] < \
+            audit.n_classes:
+        del fields["class_index"]
+    notions = ("positive", "top-label") if audit.is_binary else ("top-label", "classwise")
+    if fields.get("notion") is not None and fields["notion"] not in notions:
+        del fields["notion"]
+    return AuditSettings(**fields)

@@ -32,6 +32,7 @@ PAGES = [
     st.Page(HERE / "views" / "recalibration.py", title="Recalibration", icon=":material/build:"),
     st.Page(HERE / "views" / "ensembles.py", title="Ensembles", icon=":material/stacks:"),
     st.Page(HERE / "views" / "estimators.py", title="Estimators", icon=":material/tune:"),
+    st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
 ]
 
 st.logo(str(HERE.parent / "assets" / "logo.png"))

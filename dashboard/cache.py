@@ -19,6 +19,7 @@ from core.data import AuditData
 from core.embedding import Embedding, embed, embedding_cache_key, prepare_features
 from core.klce import GridTestResult
 from core.local_kernel import inputs_for
+from core.report import charts
 from core.stattests import TestResult
 
 
@@ -165,3 +166,30 @@ def mlce_curve(fingerprint: str, features: tuple[str, ...], method: str,
                gammas: tuple[float, ...], _coords: np.ndarray, _conf: np.ndarray,
                _correct: np.ndarray) -> pd.DataFrame:
     return local.mlce_curve(_conf, _correct, _coords, list(gammas))
+
+
+# --------------------------------------------------------------------------- export
+
+_AUDITS = ProcessMemo(limit=4)
+
+
+def audit_result(settings: audit.AuditSettings, data: AuditData,
+                 progress: Callable[[float, str], None] | None = None) -> audit.AuditResult:
+    """:func:`core.audit.run_audit` of ``data`` at ``settings``, memoised per process
+    (:class:`ProcessMemo`; the settings are a frozen, hashable value)."""
+    return _AUDITS.get((data.fingerprint, settings),
+                       lambda: audit.run_audit(data, settings, progress=progress))
+
+
+def has_audit_result(settings: audit.AuditSettings, data: AuditData) -> bool:
+    """Whether :func:`audit_result` would answer at once."""
+    return (data.fingerprint, settings) in _AUDITS.store
+
+
+_FIGURES = ProcessMemo(limit=4)
+
+
+def audit_figures(result: audit.AuditResult, data: AuditData) -> tuple:
+    """:func:`core.report.charts.audit_figures`, memoised per process with the audit."""
+    return _FIGURES.get((data.fingerprint, result.settings),
+                        lambda: charts.audit_figures(result, data))

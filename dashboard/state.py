@@ -80,3 +80,69 @@ def comparison_request(fingerprint: str) -> object | None:
     """The settings of the last comparison asked for on this dataset, or ``None``."""
     stored = st.session_state.get(_COMPARISON)
     return stored[1] if stored is not None and stored[0] == fingerprint else None
+
+
+# --------------------------------------------------------------------------- export
+
+#: Page widget keys whose values the Export page's audit uses, with the AuditSettings field
+#: each sets and how the widget's value becomes the setting's.
+PAGE_SETTINGS = {
+    "rel_part": ("part", lambda v: "all" if v == "all rows" else v),
+    "rel_notion": ("notion", str),
+    "rel_bins": ("n_bins", int),
+    "rel_strategy": ("strategy", str),
+    "rel_interval": ("interval", str),
+    "rel_boot": ("n_bootstrap", int),
+    "rel_boot_method": ("bootstrap_method", str),
+    "rel_class": ("class_index", int),
+    "trust_class": ("class_index", int),
+    "trust_features": ("features", tuple),
+    "trust_null": ("null", str),
+    "trust_alpha": ("alpha", float),
+    "lce_method": ("embedding", str),
+    "lce_gamma": ("gamma", float),
+    "lcb_ranges": ("subgroup_ranges", int),
+}
+_PAGE_SNAPSHOT = "export_page_settings"
+_EXPORT_FILES = "export_files"
+_RECALIBRATION = "recalibration_comparison"
+
+
+def page_settings() -> dict:
+    """The settings the pages' widgets hold now, as AuditSettings fields.
+
+    Streamlit forgets a page's widget values once another page has run, so the values seen
+    are remembered (under a key of their own) and the latest seen wins. ``rel_class`` only
+    counts when the Reliability page's notion is classwise; ``trust_class`` wins over it.
+    """
+    remembered = dict(st.session_state.get(_PAGE_SNAPSHOT, {}))
+    for key, (field_name, convert) in PAGE_SETTINGS.items():
+        if key in st.session_state and st.session_state[key] is not None:
+            if key == "rel_class" and st.session_state.get("rel_notion") != "classwise":
+                continue
+            remembered[field_name] = convert(st.session_state[key])
+    st.session_state[_PAGE_SNAPSHOT] = remembered
+    return dict(remembered)
+
+
+def export_file(key: str) -> tuple[str, bytes] | None:
+    """The file an export control prepared for ``key``: ``(file name, bytes)``, or None."""
+    return st.session_state.get(_EXPORT_FILES, {}).get(key)
+
+
+def set_export_file(key: str, name: str, data: bytes) -> None:
+    """Remember the file an export control prepared (the download button serves it)."""
+    files = dict(st.session_state.get(_EXPORT_FILES, {}))
+    files[key] = (name, data)
+    st.session_state[_EXPORT_FILES] = files
+
+
+def recalibration_comparison():
+    """The recalibration comparison table the Recalibration page made active for the report
+    (a DataFrame with the columns of ``core.report.schema.COMPARISON_COLUMNS``), or None."""
+    return st.session_state.get(_RECALIBRATION)
+
+
+def set_recalibration_comparison(table) -> None:
+    """Hand a recalibration comparison table to the report (``None`` removes it)."""
+    st.session_state[_RECALIBRATION] = table

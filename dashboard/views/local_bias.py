@@ -7,11 +7,12 @@ import pandas as pd
 import streamlit as st
 
 from core.audit import subgroup_table
+from core.figure_style import caption_text
 from core.figures import lcb_figure
 from core.lcb import lcb_trends
 from core.local_kernel import one_vs_rest
 from dashboard import cache
-from dashboard.components import class_picker
+from dashboard.components import chart, class_picker
 from dashboard.state import active_audit
 
 NONE = "(none)"
@@ -78,10 +79,12 @@ valid = ~np.isnan(values)
 trends = lcb_trends(x[valid], values[valid],
                     None if trend_groups is None else trend_groups[valid].to_numpy(),
                     degree=degree, n_resamples=200)
-st.plotly_chart(
-    lcb_figure(points[valid], trends, x_name, None if color == NONE else color,
-               None if facet == NONE else facet),
-    width="stretch", key="lcb_scatter")
+chart(lcb_figure(points[valid], trends, x_name, None if color == NONE else color,
+                 None if facet == NONE else facet), key="lcb_scatter",
+      title="Local calibration bias",
+      caption=caption_text(notion="one-vs-rest", bandwidths={"σ_p": sigma_p, "σ_x": sigma_x},
+                           split=how, n=int(valid.sum()),
+                           extra=f"degree-{degree} trends, 90% bands"))
 st.caption(
     f"Points: LCB of each evaluated row; lines: degree-{degree} polynomial fits per group with "
     "90% bootstrap bands (the spread of the fit over the plotted points). "

@@ -7,10 +7,11 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from core.figure_style import caption_text
 from core.figures import null_histogram_figure, p_value_heatmap_figure
 from core.klce import DEFAULT_NULL, NULL_EXPLANATIONS, NULLS
 from dashboard import cache
-from dashboard.components import analysis_part, class_picker, verdict
+from dashboard.components import analysis_part, chart, class_picker, verdict
 from dashboard.state import active_audit
 
 FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 8.0)
@@ -70,9 +71,12 @@ verdict(grid.aggregated.p_value, alpha,
         accept=f"No evidence of local miscalibration over {scope} for {subject} at any "
                "bandwidth of the grid",
         notion=f"one-vs-rest, {part}, max over {grid.p_values.size} bandwidth pairs")
-st.plotly_chart(p_value_heatmap_figure(grid.prob_bandwidths, grid.feature_bandwidths,
-                                       grid.p_values, alpha), width="stretch",
-                key="trust_heatmap")
+chart(p_value_heatmap_figure(grid.prob_bandwidths, grid.feature_bandwidths, grid.p_values,
+                             alpha), key="trust_heatmap", title="KLCE p-values",
+      caption=caption_text(notion="one-vs-rest", split=part, n=data.n,
+                           bandwidths={"σ_p centre": grid.spec.prob_bandwidth,
+                                       "σ_x centre": grid.spec.feature_bandwidth},
+                           extra=f"features: {scope} · null: {null}, B = {GRID_RESAMPLES}"))
 st.caption(f"p-value at each bandwidth pair (outlined: ≤ α) from B = {GRID_RESAMPLES} shared "
            "resamples; the grid's centre is the median heuristic.")
 
@@ -104,9 +108,11 @@ m2.metric("p-value", f"{result.p_value:.4f}",
 m3.metric("σ_p", f"{sigma_p:.3g}")
 m4.metric("σ_x", f"{sigma_x:.3g}" if features else "— (kernel ≡ 1)")
 statistic_label = result.parameters["statistic"]
-st.plotly_chart(null_histogram_figure(result.null, result.statistic,
-                                      statistic_label=statistic_label),
-                width="stretch", key="trust_null_hist")
+chart(null_histogram_figure(result.null, result.statistic, statistic_label=statistic_label),
+      key="trust_null_hist", title="KLCE null distribution",
+      caption=caption_text(notion="one-vs-rest", split=part, n=data.n,
+                           bandwidths={"σ_p": sigma_p, "σ_x": sigma_x},
+                           extra=f"null: {null}, B = {n_resamples}, p = {result.p_value:.4f}"))
 st.caption(f"The null distribution of the test statistic ({statistic_label}) from "
            f"{n_resamples} resamples, with the observed value; {data.n:,} rows.")
 

@@ -1,0 +1,286 @@
+"""``calibration-atlas``: the audit without the app, from a terminal.
+
+::
+
+    calibration-atlas audit DATA --label COL (--prob COL | --probs COL,COL,...) [--logits]
+        [--features COL,...] [--groups COL,...] [--split COL] [--out DIR]
+        [--formats png,svg,pdf,html] [--resamples B] [--seed S]
+    calibration-atlas demo [--out DIR]
+
+Both write ``DIR/report.html``, ``DIR/report.pdf`` (where Chromium exists),
+``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv``. The audit is
+:func:`core.audit.run_audit` — the computation the app's pages show — and the report is
+:func:`core.report.build_report`. Exit status 0 on success; 2 on bad input, with the sentence
+the app would show (the column, the rows, the fix) and no traceback; 1 when writing the
+report fails (a full disk, a browser that crashes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from core.audit import AuditSettings, run_audit
+from core.data import AuditData, DataError
+from core.demo import DEFAULT_DEMO, DEMOS, load_demo
+from core.readers import read_table
+from core.report import build_report, check_formats, write_report
+from core.report.export import ExportError, renderer
+
+PROG = "calibration-atlas"
+DEFAULT_OUT = "calibration-atlas-report"
+BAR_WIDTH = 30
+#: Figure files the demo writes.
+DEMO_FORMATS = ("png", "svg", "pdf", "html")
+
+DESCRIPTION = """\
+Audit a probabilistic classifier's calibration — globally (reliability, ECE with bootstrap
+intervals, SKCE and Hosmer–Lemeshow tests) and locally (the KLCE test over a bandwidth grid,
+the local calibration bias of every row and the most biased subgroups, MLCE) — and write a
+self-contained report."""
+
+AUDIT_EPILOG = """\
+examples:
+  calibration-atlas audit predictions.csv --label y --prob p
+  calibration-atlas audit scores.parquet --label y --prob score --logits
+  calibration-atlas audit landcover.csv --label cover --probs p_water,p_forest,p_urban
+  calibration-atlas audit loans.csv --label defaulted --prob p_default \\
+      --features age,income,race --groups sex,race --split split \\
+      --out audit-2026-11 --formats png,pdf --resamples 1000 --seed 7
+
+writes DIR/report.html, DIR/report.pdf (when Chromium exists), DIR/results.json,
+DIR/figures/<figure>.<format> and DIR/tables/<table>.csv. Exit status: 0 success,
+2 bad input (the message names the column and rows), 1 the report could not be written."""
+
+DEMO_EPILOG = f"""\
+example:
+  calibration-atlas demo --out demo-report
+
+audits the '{DEFAULT_DEMO}' demo ({DEMOS[DEFAULT_DEMO].title}) with the app's default
+settings and writes the same files as 'audit'."""
+
+
+def column_list(text: str) -> tuple[str, ...]:
+    """``"a, b,c"`` → ``("a", "b", "c")``: comma-separated column names, spaces trimmed."""
+    names = tuple(part.strip() for part in text.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has an empty column name; separate names with single commas, "
+            "e.g. age,income,race")
+    return names
+
+
+def whole_number(minimum: int):
+    """An argparse type: a whole number of at least ``minimum``."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a whole number of at least {minimum}")
+        return value
+    return parse
+
+
+def formats_list(text: str) -> tuple[str, ...]:
+    """An argparse type: figure formats, comma-separated (``png,svg,pdf,html``)."""
+    try:
+        return check_formats(column_list(text)) if text.strip() else ()
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error).rstrip(".")) from None
+
+
+def add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out", metavar="DIR", default=DEFAULT_OUT, type=Path,
+        help=f"folder for the report, created if needed (default: ./{DEFAULT_OUT}); "
+             "example: --out audits/loans-2026-11")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``calibration-atlas`` argument parser with its ``audit`` and ``demo`` commands."""
+    parser = argparse.ArgumentParser(
+        prog=PROG, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="run 'calibration-atlas audit --help' or 'calibration-atlas demo --help' "
+               "for the options and examples of each command.")
+    commands = parser.add_subparsers(dest="command", metavar="{audit,demo}", required=True)
+
+    audit = commands.add_parser(
+        "audit", help="audit a table of labels and predicted probabilities",
+        description=DESCRIPTION, epilog=AUDIT_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    audit.add_argument("data", metavar="DATA", type=Path,
+                       help="CSV, TSV or Parquet file, one row per prediction; "
+                            "example: predictions.csv")
+    audit.add_argument("--label", metavar="COL", required=True,
+                       help="column of the observed class; example: --label defaulted")
+    probs = audit.add_mutually_exclusive_group(required=True)
+    probs.add_argument("--prob", metavar="COL",
+                       help="binary model: the column of P(y = positive class); "
+                            "example: --prob p_default")
+    probs.add_argument("--probs", metavar="COL,COL,...", type=column_list,
+                       help="one probability column per class, in class order (name them "
+                            "after the classes); example: --probs p_cat,p_dog,p_bird")
+    audit.add_argument("--logits", action="store_true",
+                       help="the probability columns hold logits or scores (sigmoid / "
+                            "softmax is applied); example: --prob score --logits")
+    audit.add_argument("--features", metavar="COL,...", type=column_list, default=(),
+                       help="audit features of the local tests (numeric or categorical); "
+                            "example: --features age,income,race")
+    audit.add_argument("--groups", metavar="COL,...", type=column_list, default=(),
+                       help="group attributes for per-group diagnostics and subgroups (at "
+                            "most 50 levels each); example: --groups sex,race")
+    audit.add_argument("--split", metavar="COL",
+                       help="column with train / calibration / test per row; the test split "
+                            "is audited, LCB learns from the calibration split; "
+                            "example: --split split")
+    add_output_options(audit)
+    audit.add_argument("--formats", metavar="png,svg,pdf,html", type=formats_list,
+                       default=("png", "svg", "pdf", "html"),
+                       help="figure files to write into DIR/figures (default: all four; "
+                            "without Chromium only html); example: --formats png,svg")
+    audit.add_argument("--resamples", metavar="B", type=whole_number(1),
+                       help="resamples of every resampling step: bootstrap intervals, the "
+                            "SKCE test and the KLCE grid (default: the app's 200, 500 and "
+                            "200); example: --resamples 1000")
+    audit.add_argument("--seed", metavar="S", type=whole_number(0), default=0,
+                       help="seed of the bootstrap, the resampling tests, the embedding and the "
+                            "trend bands, for a reproducible report "
+                            "(default 0); example: --seed 7")
+
+    demo = commands.add_parser(
+        "demo", help=f"audit the '{DEFAULT_DEMO}' demo data and write its report",
+        description=DESCRIPTION, epilog=DEMO_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_output_options(demo)
+    return parser
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class ProgressBar:
+    """A text progress bar on ``stream``: redrawn in place (``\\r``) on a terminal, one line
+    per step elsewhere (a log file, a CI job)."""
+
+    def __init__(self, stream: TextIO, label: str) -> None:
+        self.stream, self.label = stream, label
+        self.tty = bool(getattr(stream, "isatty", lambda: False)())
+        self.last_message = ""
+        self.last_fraction = -1.0
+        self.drawn = False
+
+    def __call__(self, fraction: float, message: str) -> None:
+        fraction = min(max(float(fraction), 0.0), 1.0)
+        filled = round(BAR_WIDTH * fraction)
+        bar = f"{self.label} [{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {fraction:4.0%} "
+        if self.tty:
+            self.stream.write("\r" + (bar + message)[:110].ljust(110))
+            self.drawn = True
+        elif (message.split(":")[0] != self.last_message.split(":")[0]
+              or fraction - self.last_fraction >= 0.1 or fraction == 1.0):
+            # a log gets one line per step, or per tenth of the way
+            self.stream.write(bar + message + "\n")
+            self.last_fraction = fraction
+        self.last_message = message
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+            self.drawn = False
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def load_audit(options: argparse.Namespace) -> AuditData:
+    """The validated data of ``audit``'s options (raises DataError with the user's sentence)."""
+    table = read_table(options.data).frame
+    probs = {"prob": options.prob} if options.prob else {"probs": list(options.probs)}
+    return AuditData.from_frame(
+        table, label=options.label, **probs, logits=options.logits,
+        features=list(options.features), groups=list(options.groups), split=options.split,
+        name=options.data.name)
+
+
+def settings_for(options: argparse.Namespace) -> AuditSettings:
+    """The audit settings: the app's defaults, resamples and seed from the options."""
+    resamples = getattr(options, "resamples", None)
+    seed = getattr(options, "seed", 0)
+    if resamples is None:
+        return AuditSettings(seed=seed)
+    return AuditSettings(n_bootstrap=resamples, test_resamples=resamples,
+                         grid_resamples=resamples, seed=seed)
+
+
+def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[str],
+        stream: TextIO) -> int:
+    """Audit, build and write the report; print what was written and how long it took."""
+    start = time.perf_counter()
+    bar = ProgressBar(stream, "audit ")
+    try:
+        result = run_audit(audit, settings, progress=bar)
+    finally:
+        bar.close()
+    audited = time.perf_counter() - start
+    bar = ProgressBar(stream, "report")
+    try:
+        report = build_report(result, audit, formats=formats, progress=bar)
+    finally:
+        bar.close()
+        renderer().close()  # the figure browser, closed now rather than at interpreter exit
+    files = write_report(report, out)
+    total = time.perf_counter() - start
+    for note in report.notes:
+        stream.write(f"note: {note}\n")
+    steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
+    stream.write(
+        f"Audited {result.rows:,} rows ({result.part}) of {audit.name}: wrote {len(files)} "
+        f"files to {out} in {total:.1f} s (audit {audited:.1f} s; {steps}).\n")
+    stream.write(f"Open {out / 'report.html'} for the report.\n")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 success, 2 bad input, 1 failure).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after the program name (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+    """
+    parser = build_parser()
+    options = parser.parse_args(argv)  # exits 2 with a usage message on unknown options
+    stream = sys.stderr
+    try:
+        if options.command == "demo":
+            audit, settings, formats = load_demo(DEFAULT_DEMO), AuditSettings(), DEMO_FORMATS
+        else:
+            audit, settings, formats = load_audit(options), settings_for(options), \
+                options.formats
+        return run(audit, settings, options.out, formats, stream)
+    except (DataError, ValueError) as error:  # DataError: the user's table
+        stream.write(f"{PROG}: error: {error}\n")
+        return 2
+    except (ExportError, OSError) as error:
+        stream.write(f"{PROG}: the report could not be written: {error}\n")
+        return 1
+    except KeyboardInterrupt:
+        stream.write(f"\n{PROG}: interrupted.\n")
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,202 @@
+"""Figure export and the audit report (HTML, PDF, JSON) built from one :func:`run_audit`.
+
+Modules, one concept each:
+
+* :mod:`~core.report.export` — a figure as PNG (scale 2), SVG, PDF (kaleido, one Chromium
+  per process) or standalone HTML;
+* :mod:`~core.report.charts` — the audit's figures, styled and captioned;
+* :mod:`~core.report.summary` — the plain-language findings;
+* :mod:`~core.report.schema` — the versioned JSON and the CSV tables, escaped against
+  spreadsheet formulas (documented in ``docs/report-schema.md``);
+* :mod:`~core.report.html` — the self-contained HTML report;
+* :mod:`~core.report.pdf` — Chromium's print to PDF of that report.
+
+:func:`build_report` puts them together (the command line and the app's Export page call
+it); :func:`write_report` writes ``report.html``, ``report.pdf``, ``results.json``,
+``figures/*`` and ``tables/*.csv`` into a folder.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from core._validation import check_choice
+from core.audit import AuditResult
+from core.data import AuditData
+from core.report.charts import AuditFigure, audit_figures, slug
+from core.report.export import (
+    FORMATS,
+    ExportError,
+    export_figure,
+    static_unavailable_reason,
+)
+from core.report.html import report_html
+from core.report.pdf import html_to_pdf
+from core.report.schema import csv_text, report_json, result_tables
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a report consists of, in memory.
+
+    ``figures`` maps a figure's key to its files by format; ``tables`` a table's file stem to
+    its CSV text; ``pdf`` is ``None`` where no Chromium exists; ``notes`` says what was left
+    out and why; ``seconds`` how long each step took.
+    """
+
+    html: str
+    json: str
+    pdf: bytes | None
+    figures: dict[str, dict[str, bytes]]
+    tables: dict[str, str]
+    notes: tuple[str, ...] = ()
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
+    """Figure formats, each one of :data:`~core.report.export.FORMATS`, duplicates dropped."""
+    checked = []
+    for fmt in formats:
+        check_choice(str(fmt).strip().lower(), FORMATS, "figure format",
+                     "choose from png, svg, pdf and html")
+        if fmt not in checked:
+            checked.append(str(fmt).strip().lower())
+    return tuple(checked)
+
+
+def render_figures(figures: Sequence[AuditFigure], formats: Sequence[str],
+                   progress: Progress | None = None) -> tuple[dict[str, dict[str, bytes]],
+                                                              tuple[str, ...]]:
+    """Every figure in every format this machine can make; static formats are skipped, with
+    a note saying why, where no Chromium exists."""
+    formats = check_formats(formats)
+    reason = static_unavailable_reason()
+    usable = [f for f in formats if f == "html" or reason is None]
+    notes = (reason,) if reason and len(usable) < len(formats) else ()
+    files: dict[str, dict[str, bytes]] = {}
+    total = max(1, len(figures) * len(usable))
+    for i, item in enumerate(figures):
+        files[item.key] = {}
+        for j, fmt in enumerate(usable):
+            if progress is not None:
+                progress((i * len(usable) + j) / total, f"Figure {item.title} ({fmt.upper()})…")
+            files[item.key][fmt] = export_figure(item.figure, fmt, item.title)
+    return files, notes
+
+
+def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
+                 formats: Sequence[str] = FORMATS, pdf: bool = True,
+                 figures: Sequence[AuditFigure] | None = None,
+                 progress: Progress | None = None) -> Report:
+    """The report of ``result``: HTML, PDF (where Chromium exists), JSON, figures, tables.
+
+    Parameters
+    ----------
+    result : AuditResult
+        From :func:`core.audit.run_audit`.
+    audit : AuditData
+        The data it ran on.
+    comparison : pandas.DataFrame, optional
+        The recalibration comparison (columns of
+        :data:`core.report.schema.COMPARISON_COLUMNS`); ``None``: the section says it was
+        not run.
+    formats : sequence of str, optional
+        Figure files to make (``png``, ``svg``, ``pdf``, ``html``); empty: none.
+    pdf : bool, optional
+        Print the report to PDF (needs Chromium).
+    figures : sequence of AuditFigure, optional
+        The figures (default: :func:`~core.report.charts.audit_figures`).
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    Report
+    """
+    def report(fraction: float, message: str) -> None:
+        if progress is not None:
+            progress(fraction, message)
+
+    seconds: dict[str, float] = {}
+    start = time.perf_counter()
+    report(0.0, "Drawing the figures…")
+    figures = tuple(figures) if figures is not None else audit_figures(result, audit)
+    files, notes = render_figures(figures, formats,
+                                  progress=lambda f, m: report(0.05 + 0.55 * f, m))
+    seconds["figures"] = time.perf_counter() - start
+    created = dt.datetime.now(dt.timezone.utc)
+
+    start = time.perf_counter()
+    report(0.6, "Writing the HTML report…")
+    reason = static_unavailable_reason()
+    images = None
+    if reason is None:
+        images = {}
+        for item in figures:
+            images[item.key] = files.get(item.key, {}).get("svg") or \
+                export_figure(item.figure, "svg")
+    else:
+        notes += ("The HTML report is interactive (plotly.js inline) because its figures "
+                  "could not be drawn as images: " + reason,)
+    html = report_html(result, audit, figures, images, comparison, created)
+    seconds["html"] = time.perf_counter() - start
+
+    pdf_bytes = None
+    if pdf:
+        start = time.perf_counter()
+        report(0.8, "Printing the report to PDF…")
+        try:
+            pdf_bytes = html_to_pdf(html)
+        except ExportError as error:
+            notes += (f"No PDF report: {error}",)
+        seconds["pdf"] = time.perf_counter() - start
+    report(0.95, "Writing the JSON and CSV tables…")
+    json_text = report_json(result, audit, comparison, created)
+    tables = {slug(name): csv_text(frame)
+              for name, frame in result_tables(result, comparison).items()}
+    report(1.0, "Report ready")
+    return Report(html, json_text, pdf_bytes, files, tables, tuple(notes), seconds)
+
+
+def write_report(report: Report, folder: str | Path) -> list[Path]:
+    """Write ``report.html``, ``report.pdf`` (if any), ``results.json``,
+    ``figures/<key>.<format>`` and ``tables/<name>.csv`` into ``folder`` (created if needed).
+
+    Returns
+    -------
+    list of pathlib.Path
+        The files written.
+    """
+    folder = Path(folder)
+    written = []
+
+    def put(path: Path, content: str | bytes) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            path.write_text(content, encoding="utf-8")
+        else:
+            path.write_bytes(content)
+        written.append(path)
+
+    put(folder / "report.html", report.html)
+    if report.pdf is not None:
+        put(folder / "report.pdf", report.pdf)
+    put(folder / "results.json", report.json)
+    for key, by_format in report.figures.items():
+        for fmt, content in by_format.items():
+            put(folder / "figures" / f"{key}.{fmt}", content)
+    for name, text in report.tables.items():
+        put(folder / "tables" / f"{name}.csv", text)
+    return written
+
+
+__all__ = ["FORMATS", "Report", "build_report", "check_formats", "render_figures",
+           "write_report"]

@@ -1,0 +1,204 @@
+"""The figures of an audit, each styled and captioned so that it stands alone when exported.
+
+:func:`audit_figures` turns an :class:`~core.audit.AuditResult` (and the data it was computed
+on) into the figures the pages draw — reliability diagram, class balance, per-group
+diagrams, KLCE p-value map and aggregated null, LCB against a feature, MLCE against γ — with
+the caption line of :func:`core.figure_style.caption_text`. The report, the Export page and the
+command line all draw from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from core.audit import AuditResult, audit_part, numeric_features, reference_and_query
+from core.data import AuditData
+from core.figure_style import apply_style, caption_text
+from core.figures import (
+    class_balance_figure,
+    lcb_figure,
+    mlce_curve_figure,
+    null_histogram_figure,
+    p_value_heatmap_figure,
+    reliability_figure,
+    reliability_grid,
+)
+from core.lcb import lcb_trends
+from core.local_kernel import one_vs_rest
+
+#: Resamples of the LCB trend bands (the Local bias page's).
+TREND_RESAMPLES = 200
+TREND_DEGREE = 3
+
+
+@dataclass(frozen=True)
+class AuditFigure:
+    """One exported figure: a file-name key, a title, the styled figure and its caption."""
+
+    key: str
+    title: str
+    figure: go.Figure
+    caption: str
+
+
+def slug(text: str) -> str:
+    """A file-name-safe key: letters, digits and ``_`` only (``race/eth`` → ``race_eth``)."""
+    cleaned = "".join(c if c.isalnum() else "_" for c in str(text).lower())
+    return "_".join(part for part in cleaned.split("_") if part) or "figure"
+
+
+def _klce_bandwidths(result: AuditResult) -> dict[str, float | None]:
+    spec = result.klce_grid.spec
+    symbols = {"σ_p centre": spec.prob_bandwidth}
+    if result.features:
+        symbols["σ_x centre"] = spec.feature_bandwidth
+    return symbols
+
+
+def _split(result: AuditResult) -> str:
+    return result.part
+
+
+def reliability_figures(result: AuditResult, audit: AuditData) -> list[AuditFigure]:
+    """Reliability diagram, class balance of the audited rows and one grid per group."""
+    settings, section = result.settings, result.reliability
+    data, _ = audit_part(audit, settings.part)
+    kind = "equal-width" if settings.strategy == "uniform" else "equal-mass"
+    binning = f"{settings.n_bins} {kind} bins, {settings.interval} intervals"
+    class_name = (audit.classes[settings.class_index]
+                  if section.notion == "classwise" and settings.class_index is not None
+                  else None)
+    figures = [AuditFigure(
+        "reliability", "Reliability diagram",
+        apply_style(reliability_figure(section.table, class_name=class_name), caption_text(
+            notion=section.notion, split=_split(result), n=result.rows, extra=binning)),
+        binning)]
+    balance = caption_text(notion="class shares", split=_split(result), n=result.rows)
+    figures.append(AuditFigure("class_balance", "Class balance",
+                               apply_style(class_balance_figure(data.class_balance()),
+                                           balance), balance))
+    for group, (_, tables) in section.groups.items():
+        bins = min(settings.n_bins, settings.group_bins)
+        caption = caption_text(notion=section.notion, split=_split(result), n=result.rows,
+                               extra=f"by {group}, {bins} bins per group")
+        figures.append(AuditFigure(
+            f"reliability_by_{slug(group)}", f"Reliability by {group}",
+            apply_style(reliability_grid(tables, class_name=class_name), caption), caption))
+    return figures
+
+
+def klce_figures(result: AuditResult) -> list[AuditFigure]:
+    """The p-value map over the bandwidth grid and the aggregated test's null histogram."""
+    grid = result.klce_grid
+    scope = ", ".join(result.features) if result.features else "predictions only"
+    extra = f"features: {scope} · null: {grid.null}, B = {grid.n_resamples}"
+    caption = caption_text(notion="one-vs-rest", bandwidths=_klce_bandwidths(result),
+                           split=_split(result), n=result.rows, extra=extra)
+    heatmap = p_value_heatmap_figure(grid.prob_bandwidths, grid.feature_bandwidths,
+                                     grid.p_values, result.settings.alpha)
+    aggregated = grid.aggregated
+    null = null_histogram_figure(aggregated.null, aggregated.statistic,
+                                 statistic_label="largest standardised KLCE² over the grid")
+    null_caption = caption + f" · aggregated p = {aggregated.p_value:.4f}"
+    return [
+        AuditFigure("klce_p_values", "KLCE p-values over the bandwidth grid",
+                    apply_style(heatmap, caption), caption),
+        AuditFigure("klce_aggregated_null", "KLCE aggregated test: null and observed",
+                    apply_style(null, null_caption), null_caption),
+    ]
+
+
+def lcb_points(result: AuditResult, audit: AuditData) -> tuple[pd.DataFrame, str]:
+    """The LCB of every query row beside the feature it is drawn against (the first numeric
+    audit feature, else the predicted probability) and the first two group attributes."""
+    _, query, _ = reference_and_query(audit)
+    numeric = numeric_features(audit, result.features)
+    if numeric:
+        x_name = numeric[0]
+        x = query.feature_frame[x_name].to_numpy(dtype=float)
+    else:
+        k = result.lcb.spec.class_index
+        x_name, x = "predicted probability", one_vs_rest(query.probs, query.y, k)[0]
+    points = pd.DataFrame({x_name: x, "lcb": result.lcb.values})
+    for column in audit.groups.columns[:2]:
+        points[column] = query.groups[column].to_numpy()
+    return points, x_name
+
+
+def lcb_figures(result: AuditResult, audit: AuditData) -> list[AuditFigure]:
+    """LCB against a feature, coloured by the first group attribute and faceted by the
+    second, with per-group polynomial trends (I-trustworthy Fig. 6)."""
+    points, x_name = lcb_points(result, audit)
+    valid = points["lcb"].notna().to_numpy()
+    groups = list(audit.groups.columns[:2])
+    color = groups[0] if groups else None
+    facet = groups[1] if len(groups) > 1 else None
+    labels = [points[c].astype(str) for c in (facet, color) if c is not None]
+    trend_groups = None
+    if labels:
+        joined = labels[0] if len(labels) == 1 else labels[0] + " | " + labels[1]
+        trend_groups = joined[valid].to_numpy()
+    trends = lcb_trends(points[x_name].to_numpy()[valid], points["lcb"].to_numpy()[valid],
+                        trend_groups, degree=TREND_DEGREE, n_resamples=TREND_RESAMPLES,
+                        seed=result.settings.seed)
+    spec = result.lcb.spec
+    caption = caption_text(
+        notion="one-vs-rest", bandwidths={"σ_p": spec.prob_bandwidth,
+                                          "σ_x": spec.feature_bandwidth},
+        split="test (query)" if "test split" in result.lcb.reference else "all rows",
+        n=int(valid.sum()),
+        extra=f"bandwidths by leave-one-out CV · degree-{TREND_DEGREE} trends, 90% bands")
+    figure = lcb_figure(points[valid], trends, x_name, color, facet)
+    return [AuditFigure("lcb", f"Local calibration bias against {x_name}",
+                        apply_style(figure, caption), caption)]
+
+
+def lce_figures(result: AuditResult) -> list[AuditFigure]:
+    """MLCE against the bandwidth γ with the global MCE (Luo et al. Fig. 1)."""
+    if result.lce is None:
+        return []
+    section = result.lce
+    caption = caption_text(notion="top-label", bandwidths={"γ": result.settings.gamma},
+                           split=_split(result), n=result.rows,
+                           extra=f"MLCE = {section.mlce:.3f} at γ; map: {section.map}")
+    figure = mlce_curve_figure(section.curve, section.mce, result.settings.gamma)
+    return [AuditFigure("mlce_curve", "MLCE against the kernel bandwidth γ",
+                        apply_style(figure, caption), caption)]
+
+
+def audit_figures(result: AuditResult, audit: AuditData) -> tuple[AuditFigure, ...]:
+    """Every figure of the audit, in the order of the pages.
+
+    Parameters
+    ----------
+    result : AuditResult
+        From :func:`core.audit.run_audit`.
+    audit : AuditData
+        The data ``result`` was computed on (its fingerprint must match).
+
+    Returns
+    -------
+    tuple of AuditFigure
+        Styled, captioned figures with unique keys.
+    """
+    if audit.fingerprint != result.fingerprint:
+        raise ValueError("The audit result was computed on other data than the one given: "
+                         f"fingerprints {result.fingerprint[:12]} and "
+                         f"{audit.fingerprint[:12]} differ. Pass the data the audit ran on.")
+    figures = [*reliability_figures(result, audit), *klce_figures(result),
+               *lcb_figures(result, audit), *lce_figures(result)]
+    return tuple(unique_keys(figures))
+
+
+def unique_keys(figures: list[AuditFigure]) -> list[AuditFigure]:
+    """The figures with keys made unique (``_2``, ``_3``, … where two slugs coincide)."""
+    seen: dict[str, int] = {}
+    out = []
+    for item in figures:
+        seen[item.key] = seen.get(item.key, 0) + 1
+        key = item.key if seen[item.key] == 1 else f"{item.key}_{seen[item.key]}"
+        out.append(AuditFigure(key, item.title, item.figure, item.caption))
+    return out

@@ -1,0 +1,271 @@
+"""Figure export: PNG (scale 2), SVG and PDF through kaleido and the system Chromium, and
+standalone HTML with plotly.js inline.
+
+Static formats need a Chromium browser. One browser is started per process, on the first
+static export, and reused for every later figure (kaleido ≥ 1.0 keeps a page open in it and
+renders each figure there): :func:`renderer` returns that process-wide
+:class:`FigureRenderer`. Kaleido's own ``start_sync_server`` is not used because its calls
+wait forever when the browser fails to start; here every call has a time limit and the
+browser's failure becomes a :class:`ExportError` with a sentence saying why.
+
+Where no Chromium exists, only HTML is offered, and :func:`static_unavailable_reason` says
+why (the sentence the app and the command line show).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import io
+import os
+import shutil
+import threading
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from core._validation import check_choice
+
+FORMATS = ("png", "svg", "pdf", "html")
+STATIC_FORMATS = ("png", "svg", "pdf")
+MIME_TYPES = {"png": "image/png", "svg": "image/svg+xml", "pdf": "application/pdf",
+              "html": "text/html", "json": "application/json", "csv": "text/csv",
+              "zip": "application/zip"}
+#: PNG exports are rendered at twice the figure's pixel size (print quality).
+PNG_SCALE = 2
+#: Figures without a width are exported this wide (pixels before the scale).
+DEFAULT_WIDTH = 1000
+DEFAULT_HEIGHT = 560
+#: Seconds one figure may take to render (the first also starts the browser).
+RENDER_TIMEOUT = 120.0
+#: Most points of WebGL traces redrawn as vector scatter traces for static export.
+VECTOR_POINTS = 20_000
+CHROMIUM_CANDIDATES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+class ExportError(RuntimeError):
+    """A figure could not be exported; the message says why and what to do."""
+
+
+def find_chromium() -> str | None:
+    """The Chromium executable: ``$CHROMIUM_PATH`` if set, else the first of
+    :data:`CHROMIUM_CANDIDATES` on the ``PATH``, else ``/usr/bin/chromium`` if it exists."""
+    configured = os.environ.get("CHROMIUM_PATH")
+    if configured:
+        return configured if Path(configured).is_file() else None
+    for name in CHROMIUM_CANDIDATES:
+        found = shutil.which(name)
+        if found:
+            return found
+    return "/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None
+
+
+def static_unavailable_reason() -> str | None:
+    """Why PNG, SVG and PDF cannot be made here (``None`` when a Chromium exists)."""
+    if find_chromium() is not None:
+        return None
+    configured = os.environ.get("CHROMIUM_PATH")
+    where = (f"CHROMIUM_PATH points to {configured!r}, which is not a file"
+             if configured else "no Chromium browser was found on this machine")
+    return (f"PNG, SVG and PDF need a Chromium browser to draw the figure, and {where}. "
+            "Install one (on Debian: apt-get install chromium) or set CHROMIUM_PATH to its "
+            "executable; standalone HTML export works without it.")
+
+
+def available_formats() -> tuple[str, ...]:
+    """The formats this machine can export: all four with Chromium, else only ``html``."""
+    return FORMATS if find_chromium() else ("html",)
+
+
+def export_size(figure: go.Figure) -> tuple[int, int]:
+    """Width and height in pixels (before the PNG scale): the figure's own, else defaults."""
+    width = figure.layout.width or DEFAULT_WIDTH
+    height = figure.layout.height or DEFAULT_HEIGHT
+    return int(width), int(height)
+
+
+def vector_traces(figure: go.Figure, max_points: int = VECTOR_POINTS) -> go.Figure:
+    """The figure with its WebGL scatter traces drawn as SVG scatter traces when they hold at
+    most ``max_points`` points in all, so SVG and PDF exports stay vector graphics (WebGL
+    traces would be pasted in as a bitmap); larger figures are returned unchanged."""
+    gl = [i for i, trace in enumerate(figure.data) if trace.type == "scattergl"]
+    points = sum(len(figure.data[i].x) if figure.data[i].x is not None else 0 for i in gl)
+    if not gl or points > max_points:
+        return figure
+    traces = [go.Scatter(trace.to_plotly_json() | {"type": "scatter"})
+              if trace.type == "scattergl" else trace for trace in figure.data]
+    return go.Figure(data=traces, layout=figure.layout)
+
+
+def figure_html(figure: go.Figure, title: str = "") -> bytes:
+    """A standalone HTML page of the interactive figure, plotly.js embedded inline (no CDN,
+    no request to another host)."""
+    html = pio.to_html(figure, include_plotlyjs=True, full_html=True, config={
+        "displaylogo": False, "responsive": True,
+    })
+    if title:
+        html = html.replace("<head>", f"<head><title>{_escape(title)}</title>", 1)
+    return html.encode("utf-8")
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+@dataclass
+class FigureRenderer:
+    """One Chromium, started on first use and reused, rendering figures through kaleido.
+
+    The browser runs in a daemon thread with its own event loop; :meth:`render` submits one
+    figure and waits at most ``timeout`` seconds. Safe to call from several threads (the
+    Streamlit server's sessions): kaleido queues the figures on its page.
+    """
+
+    browser: str | None = None
+    timeout: float = RENDER_TIMEOUT
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._kaleido = None
+        self._thread: threading.Thread | None = None
+        self.started = 0  # how many browsers this renderer has started
+
+    @property
+    def running(self) -> bool:
+        return self._kaleido is not None
+
+    def _start(self) -> None:
+        import kaleido
+
+        path = self.browser or find_chromium()
+        if path is None:
+            raise ExportError(static_unavailable_reason())
+        loop = asyncio.new_event_loop()
+        thread = threading.Thread(target=loop.run_forever, name="figure-renderer",
+                                  daemon=True)
+        thread.start()
+
+        async def open_browser():
+            # mathjax=False: kaleido would otherwise load MathJax from a CDN
+            browser = kaleido.Kaleido(n=1, timeout=self.timeout, path=path, mathjax=False)
+            await browser.open()
+            return browser
+
+        try:
+            self._kaleido = asyncio.run_coroutine_threadsafe(open_browser(), loop).result(
+                self.timeout)
+        except Exception as error:  # the browser's own exception types vary by version
+            loop.call_soon_threadsafe(loop.stop)
+            raise ExportError(f"The Chromium browser at {path} could not be started for "
+                              f"figure export ({type(error).__name__}: {error}). Check that "
+                              "it runs headless on this machine, or export as HTML.") from None
+        self._loop, self._thread = loop, thread
+        self.started += 1
+
+    def render(self, figure: go.Figure, fmt: str, scale: float | None = None) -> bytes:
+        """The figure as PNG, SVG or PDF bytes.
+
+        Parameters
+        ----------
+        figure : plotly.graph_objects.Figure
+            The figure, drawn at :func:`export_size`.
+        fmt : {"png", "svg", "pdf"}
+            The format.
+        scale : float, optional
+            Pixel scale; default :data:`PNG_SCALE` for PNG and 1 for the vector formats.
+
+        Returns
+        -------
+        bytes
+            The file's content.
+        """
+        check_choice(fmt, STATIC_FORMATS, "static figure format",
+                     "choose png, svg or pdf (html needs no browser: use figure_html)")
+        figure = vector_traces(figure)
+        width, height = export_size(figure)
+        opts = {"format": fmt, "width": width, "height": height,
+                "scale": scale if scale is not None else (PNG_SCALE if fmt == "png" else 1)}
+        with self._lock:
+            if self._kaleido is None:
+                self._start()
+            loop, browser = self._loop, self._kaleido
+        future = asyncio.run_coroutine_threadsafe(browser.calc_fig(figure, opts=opts), loop)
+        try:
+            data = future.result(self.timeout)
+        except TimeoutError:
+            future.cancel()
+            raise ExportError(f"Drawing the figure as {fmt.upper()} took longer than "
+                              f"{self.timeout:g} s; try HTML, or a figure with fewer "
+                              "points.") from None
+        except Exception as error:
+            raise ExportError(f"The figure could not be drawn as {fmt.upper()} "
+                              f"({type(error).__name__}: {error}).") from None
+        return bytes(data)
+
+    def close(self) -> None:
+        """Close the browser (a later :meth:`render` starts a new one)."""
+        with self._lock:
+            if self._kaleido is None:
+                return
+            loop, browser = self._loop, self._kaleido
+            self._kaleido = None
+        with contextlib.suppress(Exception):  # a browser that already died
+            asyncio.run_coroutine_threadsafe(browser.close(), loop).result(30)
+        loop.call_soon_threadsafe(loop.stop)
+
+
+_RENDERER: FigureRenderer | None = None
+_RENDERER_LOCK = threading.Lock()
+
+
+def renderer() -> FigureRenderer:
+    """The process-wide renderer: one browser per process, closed when the process exits."""
+    global _RENDERER
+    with _RENDERER_LOCK:
+        if _RENDERER is None:
+            _RENDERER = FigureRenderer()
+            atexit.register(_RENDERER.close)
+        return _RENDERER
+
+
+def export_figure(figure: go.Figure, fmt: str, title: str = "") -> bytes:
+    """The figure in ``fmt`` (``png`` at scale 2, ``svg``, ``pdf`` or standalone ``html``).
+
+    Parameters
+    ----------
+    figure : plotly.graph_objects.Figure
+        What to export (style it first with :func:`core.figure_style.apply_style`).
+    fmt : {"png", "svg", "pdf", "html"}
+        The format.
+    title : str, optional
+        The HTML page's title.
+
+    Returns
+    -------
+    bytes
+        The file's content.
+
+    Raises
+    ------
+    ExportError
+        For a static format where no Chromium exists (the message says why) or when the
+        browser fails.
+    """
+    check_choice(fmt, FORMATS, "figure format", "choose png, svg, pdf or html")
+    if fmt == "html":
+        return figure_html(figure, title)
+    return renderer().render(figure, fmt)
+
+
+def zip_archive(files: dict[str, bytes]) -> bytes:
+    """A ZIP archive (deflated) of ``files``, file name → content."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()

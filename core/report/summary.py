@@ -1,0 +1,179 @@
+"""The plain-language summary at the top of the report: what the audit found, in sentences.
+
+Each :class:`Finding` reads one result at the audit's level α — global calibration (SKCE
+consistency test and ECE with its interval), Hosmer–Lemeshow, the worst group, local
+calibration (the aggregated KLCE test over the bandwidth grid), the most biased subgroups
+whose raw evidence is strong (|z| ≥ :data:`STRONG_Z`), MLCE against the global MCE, and the
+recalibration comparison when one is given. ``level`` is ``"ok"`` (no evidence of a
+problem), ``"problem"`` (evidence of miscalibration) or ``"info"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from core.audit import AuditResult
+
+#: A subgroup's raw residual z-score at or beyond this is hard to explain by chance.
+STRONG_Z = 3.0
+#: How many subgroups the summary names.
+TOP_SUBGROUPS = 3
+#: Groups smaller than this are not named as the worst group (their MCE is mostly noise).
+MIN_GROUP_ROWS = 100
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One sentence of the summary."""
+
+    topic: str  # global, groups, local, subgroups, lce, recalibration, notes
+    level: str  # ok, problem, info
+    text: str
+
+
+def _p(p_value: float) -> str:
+    return f"p = {p_value:.4f}" if p_value >= 1e-4 else "p < 0.0001"
+
+
+def global_findings(result: AuditResult) -> list[Finding]:
+    """The SKCE consistency test with the ECE and its interval; Hosmer–Lemeshow."""
+    section, alpha = result.reliability, result.settings.alpha
+    test = section.tests["consistency"]
+    metrics = section.metrics.set_index("metric")
+    ece = ""
+    if "ECE (L1)" in metrics.index:
+        row = metrics.loc["ECE (L1)"]
+        interval = ("" if np.isnan(row["ci_low"])
+                    else f", 95% interval [{row['ci_low']:.3f}, {row['ci_high']:.3f}]")
+        ece = f" The binned ECE is {row['value']:.3f}{interval} ({section.notion} notion)."
+    if test.p_value <= alpha:
+        text = (f"Globally miscalibrated: the SKCE consistency test rejects calibration "
+                f"({_p(test.p_value)}, B = {test.n_resamples}, α = {alpha:g}).{ece}")
+        found = [Finding("global", "problem", text)]
+    else:
+        text = (f"No evidence of global miscalibration: the SKCE consistency test does not "
+                f"reject ({_p(test.p_value)}, B = {test.n_resamples}, α = {alpha:g}).{ece}")
+        found = [Finding("global", "ok", text)]
+    hl = section.tests.get("hosmer-lemeshow")
+    if hl is not None and np.isfinite(hl.p_value):
+        verdict = "rejects" if hl.p_value <= alpha else "does not reject"
+        found.append(Finding("global", "problem" if hl.p_value <= alpha else "ok",
+                             f"Hosmer–Lemeshow {verdict} calibration ({_p(hl.p_value)}, "
+                             f"statistic {hl.statistic:.2f})."))
+    return found
+
+
+def group_findings(result: AuditResult) -> list[Finding]:
+    """The group with the largest MCE among groups of at least :data:`MIN_GROUP_ROWS` rows."""
+    worst = None
+    for attribute, (summary, _) in result.reliability.groups.items():
+        measured = summary.dropna(subset=["mce"])
+        measured = measured[measured["rows"] >= MIN_GROUP_ROWS]
+        if len(measured):
+            row = measured.loc[measured["mce"].idxmax()]
+            if worst is None or row["mce"] > worst[1]["mce"]:
+                worst = (attribute, row)
+    if worst is None:
+        return []
+    attribute, row = worst
+    return [Finding("groups", "info",
+                    f"Largest group-wise MCE: {row['mce']:.3f} for {attribute} = "
+                    f"{row['group']} ({int(row['rows']):,} rows; groups of at least "
+                    f"{MIN_GROUP_ROWS} rows).")]
+
+
+def local_findings(result: AuditResult) -> list[Finding]:
+    """The aggregated KLCE test over the bandwidth grid."""
+    grid, alpha = result.klce_grid, result.settings.alpha
+    scope = ", ".join(result.features) if result.features else "the predictions alone"
+    pairs = grid.p_values.size
+    p = grid.aggregated.p_value
+    if p <= alpha:
+        return [Finding("local", "problem",
+                        f"Not locally calibrated over {scope}: the aggregated KLCE test over "
+                        f"{pairs} bandwidth pairs rejects ({_p(p)}, null {grid.null}, "
+                        f"B = {grid.n_resamples}).")]
+    return [Finding("local", "ok",
+                    f"No evidence of local miscalibration over {scope} at any of {pairs} "
+                    f"bandwidth pairs: the aggregated KLCE test does not reject ({_p(p)}, "
+                    f"null {grid.null}, B = {grid.n_resamples}).")]
+
+
+def describe_subgroup(row: pd.Series, keys: list[str]) -> str:
+    """``race = Black, age 60–90`` from a row of the subgroup table."""
+    return ", ".join(f"{k} = {row[k]}" for k in keys)
+
+
+def subgroup_findings(result: AuditResult) -> list[Finding]:
+    """The most biased subgroups (by mean |LCB|) whose raw residual |z| ≥ :data:`STRONG_Z`."""
+    table = result.lcb.subgroups
+    if table.empty:
+        return []
+    metrics = {"rows", "mean_lcb", "mean_abs_lcb", "observed_minus_predicted", "z"}
+    keys = [c for c in table.columns if c not in metrics]
+    strong = table[table["z"].abs() >= STRONG_Z].head(TOP_SUBGROUPS)
+    if strong.empty:
+        return [Finding("subgroups", "ok",
+                        f"No subgroup's observed rate departs from its mean prediction by "
+                        f"{STRONG_Z:g} standard errors or more.")]
+    parts = []
+    for _, row in strong.iterrows():
+        direction = "underestimates" if row["observed_minus_predicted"] > 0 else "overestimates"
+        parts.append(f"{describe_subgroup(row, keys)} ({int(row['rows']):,} rows): the model "
+                     f"{direction} the rate by {abs(row['observed_minus_predicted']):.3f} "
+                     f"(z = {row['z']:+.1f}, mean LCB {row['mean_lcb']:+.3f})")
+    return [Finding("subgroups", "problem", "Most biased subgroups: " + "; ".join(parts) + ".")]
+
+
+def lce_findings(result: AuditResult) -> list[Finding]:
+    """MLCE at γ against the binned global MCE."""
+    lce = result.lce
+    if lce is None:
+        return []
+    ratio = lce.mlce / lce.mce if lce.mce > 0 else np.inf
+    spread = (f"{ratio:.1f} times the global MCE ({lce.mce:.3f})" if np.isfinite(ratio)
+              else f"against a global MCE of {lce.mce:.3f}")
+    return [Finding("lce", "info",
+                    f"Largest local calibration error (MLCE, top-label, γ = "
+                    f"{result.settings.gamma:g}) is {lce.mlce:.3f}, {spread}.")]
+
+
+def recalibration_findings(comparison: pd.DataFrame | None, alpha: float) -> list[Finding]:
+    """The method with the lowest ECE, and whether it passes the KLCE test."""
+    if comparison is None or comparison.empty:
+        return []
+    ranked = comparison.dropna(subset=["ece"]).sort_values("ece")
+    if ranked.empty:
+        return []
+    best = ranked.iloc[0]
+    local = ("and the KLCE test no longer rejects local calibration"
+             if best["klce_p"] > alpha else "but the KLCE test still rejects local calibration")
+    return [Finding("recalibration", "info",
+                    f"Of {len(comparison)} recalibration methods compared, {best['method']} "
+                    f"has the lowest ECE ({best['ece']:.3f}; Brier {best['brier']:.3f}), "
+                    f"{local} (p = {best['klce_p']:.4f}).")]
+
+
+def findings(result: AuditResult, comparison: pd.DataFrame | None = None
+             ) -> tuple[Finding, ...]:
+    """Every finding, in reading order.
+
+    Parameters
+    ----------
+    result : AuditResult
+        From :func:`core.audit.run_audit`.
+    comparison : pandas.DataFrame, optional
+        The recalibration comparison table (columns of
+        :data:`core.report.schema.COMPARISON_COLUMNS`).
+
+    Returns
+    -------
+    tuple of Finding
+    """
+    notes = [Finding("notes", "info", note) for note in result.notes]
+    return tuple([*global_findings(result), *group_findings(result), *local_findings(result),
+                  *subgroup_findings(result), *lce_findings(result),
+                  *recalibration_findings(comparison, result.settings.alpha), *notes])

@@ -1,0 +1,150 @@
+"""``calibration-atlas``: exit codes, messages, written files; once through a real process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core import cli
+from core.audit import AuditSettings
+from core.data import AuditData
+from core.report.export import find_chromium
+from tests.conftest import ROOT
+from tests.report_fixtures import audit_table, parse_svg, pdf_page_is_drawn, png_size
+
+SMALL = ["--resamples", "30"]
+
+
+@pytest.fixture
+def table_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "audit.csv"
+    audit_table(300).to_csv(path, index=False)
+    return path
+
+
+def test_audit_writes_every_output(table_csv: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "report"
+    status = cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p",
+                       "--features", "age,sex", "--groups", "grp", "--split", "split",
+                       "--out", str(out), "--formats", "png,svg,html", "--seed", "3", *SMALL])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "Audited 150 rows (test) of audit.csv" in err and " s (audit " in err
+    assert "100%" in err  # the progress bar reached its end
+    assert (out / "report.html").is_file() and (out / "results.json").is_file()
+    document = json.loads((out / "results.json").read_text())
+    assert document["settings"]["seed"] == 3 and document["settings"]["grid_resamples"] == 30
+    tests = {t["name"]: t for t in document["reliability"]["tests"]}
+    assert tests["consistency"]["parameters"]["seed"] == 3  # --seed reaches every random step
+    assert document["local"]["klce_grid"]["aggregated"]["parameters"]["seed"] == 3
+    assert document["dataset"]["columns"]["features"] == ["age", "sex"]
+    figures = out / "figures"
+    assert {p.suffix for p in figures.iterdir()} == ({".png", ".svg", ".html"}
+                                                     if find_chromium() else {".html"})
+    if find_chromium():
+        width, height = png_size((figures / "reliability.png").read_bytes())
+        # 1000 × 560 px, plus 78 + 34 px for axis and caption under the old 10 px margin
+        assert (width, height) == (2 * 1000, 2 * (560 + 78 + 34 - 10))
+        parse_svg((figures / "lcb.svg").read_bytes())
+        assert pdf_page_is_drawn(out / "report.pdf", tmp_path)
+    assert (out / "tables" / "metrics.csv").is_file()
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    (lambda f: f.assign(p=f["p"].where(f.index != 6, 3.0)),
+     "Column 'p' (probability) must hold probabilities between 0 and 1, but 1 row (row 7)"),
+    (lambda f: f.drop(columns=["age"]),
+     "Column 'age' (audit feature) is not in the table."),
+])
+def test_bad_table_exits_2_with_the_apps_sentence(change, expected, tmp_path: Path,
+                                                  capsys) -> None:
+    path = tmp_path / "bad.csv"
+    change(audit_table(100)).to_csv(path, index=False)
+    status = cli.main(["audit", str(path), "--label", "y", "--prob", "p", "--features", "age",
+                       "--out", str(tmp_path / "out"), *SMALL])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert expected in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+    frame = change(audit_table(100))
+    with pytest.raises(ValueError) as app_error:  # the app's message is the same sentence
+        AuditData.from_frame(frame, label="y", prob="p", features=["age"])
+    assert str(app_error.value) in err
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    (["--formats", "png,gif"], "Unknown figure format 'gif'"),
+    (["--resamples", "0"], "'0' is not a whole number of at least 1"),
+    (["--features", "age,,sex"], "has an empty column name"),
+])
+def test_bad_options_exit_2(arguments, expected, table_csv: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p", *arguments])
+    assert exit_info.value.code == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_missing_file_and_both_prob_options(tmp_path: Path, capsys) -> None:
+    assert cli.main(["audit", str(tmp_path / "none.csv"), "--label", "y", "--prob", "p"]) == 2
+    assert "could not be opened" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["audit", "x.csv", "--label", "y", "--prob", "p", "--probs", "a,b"])
+    assert exit_info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_help_documents_every_option_with_an_example(capsys) -> None:
+    for command in (["audit", "--help"], ["demo", "--help"], ["--help"]):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(command)
+        assert exit_info.value.code == 0
+    parser = cli.build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # noqa: SLF001
+    for name, sub in commands.items():
+        for action in sub._actions:  # noqa: SLF001
+            if action.dest == "help":
+                continue
+            assert "example" in (action.help or ""), (name, action.dest)
+    text = capsys.readouterr().out
+    assert "calibration-atlas audit predictions.csv --label y --prob p" in text
+    assert "calibration-atlas demo --out demo-report" in text
+
+
+def test_demo_command_without_chromium(monkeypatch, tmp_path: Path, capsys) -> None:
+    """The demo wiring on a slice of the census demo with few resamples (the full demo audit
+    takes minutes on two cores), on a machine without Chromium: HTML only, with the reason."""
+    from core.demo import load_demo
+
+    small = load_demo("census")
+    small = small.subset(np.arange(0, small.n, 10))
+    monkeypatch.setattr(cli, "load_demo", lambda key: small)
+    monkeypatch.setattr(cli, "AuditSettings", lambda: AuditSettings(
+        n_bootstrap=20, test_resamples=30, grid_resamples=20))
+    monkeypatch.setenv("CHROMIUM_PATH", str(tmp_path / "no-chromium"))
+    assert cli.main(["demo", "--out", str(tmp_path / "demo")]) == 0
+    err = capsys.readouterr().err
+    assert f"rows (test) of {small.name}" in err
+    assert "note: PNG, SVG and PDF need a Chromium browser" in err
+    assert "note: No PDF report: The PDF report needs a Chromium browser" in err
+    figures = tmp_path / "demo" / "figures"
+    assert {p.suffix for p in figures.iterdir()} == {".html"}
+    assert not (tmp_path / "demo" / "report.pdf").exists()
+    assert (tmp_path / "demo" / "report.html").stat().st_size > 1_000_000  # plotly.js inline
+
+
+def test_console_entry_point_in_a_real_process(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    audit_table(60).drop(columns=["p"]).to_csv(path, index=False)
+    finished = subprocess.run(
+        [sys.executable, "-m", "core.cli", "audit", str(path), "--label", "y", "--prob", "p"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert finished.returncode == 2
+    assert "Column 'p' (probability) is not in the table." in finished.stderr
+    assert "Traceback" not in finished.stderr
+    assert 'calibration-atlas = "core.cli:main"' in (ROOT / "pyproject.toml").read_text()

@@ -1,0 +1,258 @@
+"""The figure template, figure export, the report's JSON, summary, HTML and PDF."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from core.audit import run_audit
+from core.data import AuditData
+from core.figure_style import PALETTE, TEMPLATE_NAME, apply_style, caption_text
+from core.report import build_report, check_formats, write_report
+from core.report import export as export_module
+from core.report.charts import audit_figures
+from core.report.export import (
+    ExportError,
+    available_formats,
+    export_figure,
+    find_chromium,
+    renderer,
+    static_unavailable_reason,
+)
+from core.report.html import report_html
+from core.report.pdf import html_to_pdf
+from core.report.schema import csv_text, escape_text, report_document, report_json
+from core.report.summary import findings
+from tests.report_fixtures import (
+    COMPARISON,
+    FAST,
+    audit_table,
+    parse_svg,
+    pdf_page_is_drawn,
+    png_size,
+)
+
+SCRIPT = re.compile(r"<script[^>]*>.*?</script>", re.DOTALL | re.IGNORECASE)
+
+
+def markup(html: str) -> str:
+    """The document without the bodies of its inline scripts (plotly.js quotes map-tile URLs
+    in its code; they are strings, not references, and these charts never load them)."""
+    assert re.search(r"<script[^>]*\bsrc\s*=", html, re.IGNORECASE) is None
+    assert re.search(r"<link\b", html, re.IGNORECASE) is None
+    return SCRIPT.sub("<script></script>", html)
+
+
+needs_chromium = pytest.mark.skipif(find_chromium() is None,
+                                    reason="no Chromium: static export is not available")
+#: A src/href attribute or CSS url()/@import that would fetch from another host.
+REMOTE = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?\s*(?:https?:)?//|"""
+                    r"""@import\s+["']?(?:https?:)?//""", re.IGNORECASE)
+
+
+@pytest.fixture(scope="module")
+def audited():
+    audit = AuditData.from_frame(audit_table(), label="y", prob="p", features=["age", "sex"],
+                                 groups=["grp", "sex"], split="split", name="table.csv")
+    return audit, run_audit(audit, FAST)
+
+
+@pytest.fixture(scope="module")
+def figures(audited):
+    audit, result = audited
+    return audit_figures(result, audit)
+
+
+# --------------------------------------------------------------------------- the template
+
+
+def test_template_is_registered_and_colour_blind_safe() -> None:
+    template = pio.templates[TEMPLATE_NAME]
+    assert tuple(template.layout.colorway) == PALETTE
+    assert PALETTE[:3] == ("#0072B2", "#E69F00", "#009E73")  # Okabe–Ito
+
+
+def test_apply_style_adds_caption_without_touching_the_original() -> None:
+    figure = go.Figure(go.Scatter(x=[0, 1], y=[0, 1]), layout=dict(height=300))
+    caption = caption_text(notion="positive", bandwidths={"σ_p": 0.05, "σ_x": float("inf")},
+                           split="test", n=5000)
+    assert caption == "notion: positive · σ_p = 0.05, σ_x = ∞ · rows: test · n = 5,000"
+    styled = apply_style(figure, caption)
+    assert len(figure.layout.annotations) == 0 and figure.layout.height == 300
+    assert styled.layout.annotations[-1].text == caption
+    assert styled.layout.height > 300 and styled.layout.margin.b > 0
+    assert tuple(styled.layout.template.layout.colorway) == PALETTE
+
+
+def test_every_audit_figure_carries_a_caption_with_n(figures) -> None:
+    keys = [f.key for f in figures]
+    assert keys[:2] == ["reliability", "class_balance"]
+    assert {"reliability_by_grp", "reliability_by_sex", "klce_p_values",
+            "klce_aggregated_null", "lcb", "mlce_curve"} <= set(keys)
+    for item in figures:
+        caption = item.figure.layout.annotations[-1].text
+        assert "n = " in caption and "rows: " in caption, (item.key, caption)
+    assert "σ_p centre" in figures[keys.index("klce_p_values")].caption
+
+
+# --------------------------------------------------------------------------- formula escaping
+
+
+@pytest.mark.parametrize("text", ["=SUM(A1)", "+1", "-2", "@cmd", "\tx", "\rx"])
+def test_formula_starts_are_escaped(text: str) -> None:
+    assert escape_text(text) == "'" + text
+
+
+@pytest.mark.parametrize("text", ["a", "1-2", "σ = 0.5", "", "'=already"])
+def test_plain_text_is_left_alone(text: str) -> None:
+    assert escape_text(text) == text
+
+
+def test_csv_escapes_text_cells_and_headers_but_not_numbers() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame({"=name": ["=HYPERLINK(\"x\")", "safe", "-3"], "value": [-1.5, 2, 3]})
+    lines = csv_text(frame).splitlines()
+    assert lines[0] == "'=name,value"
+    assert lines[1].startswith("\"'=HYPERLINK") and lines[1].endswith(",-1.5")
+    assert lines[3] == "'-3,3.0"
+
+
+# --------------------------------------------------------------------------- JSON
+
+
+def test_json_holds_the_numbers_settings_and_fingerprint(audited) -> None:
+    audit, result = audited
+    document = json.loads(report_json(result, audit, COMPARISON))
+    assert document["schema_version"] == "1.0"
+    assert document["settings"] == json.loads(json.dumps(dataclasses.asdict(result.settings)))
+    dataset = document["dataset"]
+    assert dataset["fingerprint"] == audit.fingerprint and dataset["rows_audited"] == result.rows
+    assert dataset["columns"]["label"] == "y" and dataset["columns"]["split"] == "split"
+    tests = {t["name"]: t for t in document["reliability"]["tests"]}
+    consistency = result.reliability.tests["consistency"]
+    assert tests["consistency"]["p_value"] == pytest.approx(consistency.p_value)
+    assert tests["consistency"]["n_resamples"] == FAST.test_resamples
+    assert len(tests["consistency"]["null_statistics"]) == FAST.test_resamples
+    assert "calibrated" in tests["hosmer-lemeshow"]["null_hypothesis"]
+    metrics = {m["metric"]: m for m in document["reliability"]["metrics"]}
+    ece = result.reliability.metrics.set_index("metric").loc["ECE (L1)"]
+    assert metrics["ECE (L1)"]["value"] == pytest.approx(ece["value"])
+    assert metrics["ECE (L1)"]["ci_low"] == pytest.approx(ece["ci_low"])
+    grid = document["local"]["klce_grid"]
+    assert grid["aggregated"]["p_value"] == pytest.approx(result.klce_grid.aggregated.p_value)
+    assert len(grid["p_values"]) == 5 and len(grid["p_values"][0]) == 5
+    assert document["local"]["lce"]["mlce"] == pytest.approx(result.lce.mlce)
+    assert [r["method"] for r in document["recalibration"]["comparison"]] == \
+        list(COMPARISON["method"])
+    assert document["summary"][0]["topic"] == "global"
+
+
+def test_json_escapes_user_text(audited) -> None:
+    audit, result = audited
+    document = report_document(result, audit)
+    levels = {row["group"] for row in document["reliability"]["groups"]["grp"]["summary"]}
+    assert levels == {"a", "b", "'=c"}
+    assert "'=c" in document["reliability"]["groups"]["grp"]["bins"]
+    text = json.dumps(document)
+    assert '"=c' not in text
+
+
+# --------------------------------------------------------------------------- summary and HTML
+
+
+def test_summary_reads_the_results(audited) -> None:
+    _, result = audited
+    found = findings(result, COMPARISON)
+    topics = [f.topic for f in found]
+    assert topics[0] == "global" and "local" in topics and topics[-1] == "recalibration"
+    local = next(f for f in found if f.topic == "local")
+    rejects = result.klce_grid.aggregated.p_value <= result.settings.alpha
+    assert local.level == ("problem" if rejects else "ok")
+    assert "isotonic has the lowest ECE (0.015" in found[-1].text
+    assert "no longer rejects" in found[-1].text
+
+
+def test_comparison_table_is_checked(audited) -> None:
+    audit, result = audited
+    with pytest.raises(ValueError, match="lacks the column.*'klce_p'"):
+        report_json(result, audit, COMPARISON.drop(columns=["klce_p"]))
+
+
+def test_interactive_html_is_self_contained(audited, figures) -> None:
+    audit, result = audited
+    html = report_html(result, audit, figures, images=None, comparison=COMPARISON)
+    assert REMOTE.search(markup(html)) is None
+    assert html.count('class="plotly-graph-div"') == len(figures)
+    assert "Plotly" in html and "<script src" not in html
+    for name in dataclasses.asdict(result.settings):
+        assert f"<td>{name}</td>" in html
+    assert audit.fingerprint in html and "Recalibration" in html and "temperature" in html
+
+
+# --------------------------------------------------------------------------- export
+
+
+@needs_chromium
+def test_static_exports_decode(figures, tmp_path: Path) -> None:
+    item = figures[0]
+    width, height = export_module.export_size(item.figure)
+    assert png_size(export_figure(item.figure, "png")) == (2 * width, 2 * height)
+    parse_svg(export_figure(item.figure, "svg"))
+    pdf = tmp_path / "figure.pdf"
+    pdf.write_bytes(export_figure(item.figure, "pdf"))
+    assert pdf_page_is_drawn(pdf, tmp_path)
+    html = export_figure(item.figure, "html", title="Reliability").decode()
+    assert "<title>Reliability</title>" in html and REMOTE.search(markup(html)) is None
+    assert renderer().started == 1  # one browser for the whole process
+
+
+@needs_chromium
+def test_report_files(audited, figures, tmp_path: Path) -> None:
+    audit, result = audited
+    chosen = [f for f in figures if f.key in ("reliability", "lcb")]
+    report = build_report(result, audit, COMPARISON, formats=("svg", "html"), figures=chosen)
+    assert report.notes == ()
+    files = write_report(report, tmp_path)
+    names = {p.relative_to(tmp_path).as_posix() for p in files}
+    assert {"report.html", "report.pdf", "results.json", "figures/lcb.svg",
+            "figures/reliability.html", "tables/metrics.csv", "tables/recalibration.csv",
+            "tables/groups_grp.csv"} <= names
+    html = (tmp_path / "report.html").read_text()
+    assert REMOTE.search(html) is None and "<link" not in html
+    assert html.count('src="data:image/svg+xml;base64,') == 2
+    assert "<script" not in html  # static figures: no JavaScript at all
+    assert pdf_page_is_drawn(tmp_path / "report.pdf", tmp_path)
+    assert "'=c" in (tmp_path / "tables" / "groups_grp.csv").read_text()
+    assert json.loads((tmp_path / "results.json").read_text())["schema_version"] == "1.0"
+
+
+def test_without_chromium_only_html(audited, figures, monkeypatch, tmp_path: Path) -> None:
+    audit, result = audited
+    monkeypatch.setenv("CHROMIUM_PATH", str(tmp_path / "no-chromium"))
+    assert available_formats() == ("html",)
+    reason = static_unavailable_reason()
+    assert "CHROMIUM_PATH" in reason and "HTML" in reason
+    fresh = export_module.FigureRenderer()
+    with pytest.raises(ExportError, match="need a Chromium browser"):
+        fresh.render(figures[0].figure, "png")
+    with pytest.raises(ExportError, match="The PDF report needs a Chromium browser"):
+        html_to_pdf("<html></html>")
+    report = build_report(result, audit, formats=("png", "html"), figures=figures[:1])
+    assert report.pdf is None and set(report.figures["reliability"]) == {"html"}
+    assert any("need a Chromium browser" in note for note in report.notes)
+    assert "Plotly" in report.html and REMOTE.search(markup(report.html)) is None
+
+
+def test_formats_are_checked() -> None:
+    assert check_formats(["PNG", "svg", "png"]) == ("png", "svg")
+    with pytest.raises(ValueError, match="Unknown figure format 'gif'"):
+        check_formats(["gif"])
+    with pytest.raises(ValueError, match="Unknown figure format 'jpg'"):
+        export_figure(go.Figure(), "jpg")
