@@ -24,10 +24,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from core._validation import check_choice
 from core.audit import AuditSettings, run_audit
 from core.data import AuditData, DataError
 from core.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.readers import read_table
+from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
 from core.report.export import ExportError, renderer
 
@@ -149,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="resamples of every resampling step: bootstrap intervals, the "
                             "SKCE test and the KLCE grid (default: the app's 200, 500 and "
                             "200); example: --resamples 1000")
+    audit.add_argument("--recalibrate", metavar="METHOD,...", type=column_list, default=(),
+                       help="recalibration methods to compare (fitted on the calibration "
+                            "split, scored on the test split; without a split a stratified "
+                            "seeded one is made) for the report's recalibration section; "
+                            f"choices: {', '.join(RECALIBRATORS)}; "
+                            "example: --recalibrate temperature,isotonic,lore")
     audit.add_argument("--seed", metavar="S", type=whole_number(0), default=0,
                        help="seed of the bootstrap, the resampling tests, the embedding and the "
                             "trend bands, for a reproducible report "
@@ -221,19 +229,38 @@ def settings_for(options: argparse.Namespace) -> AuditSettings:
                          grid_resamples=resamples, seed=seed)
 
 
+def check_methods(methods: Sequence[str]) -> tuple[str, ...]:
+    """The recalibration methods asked for, each a key of the registry."""
+    for method in methods:
+        check_choice(method, RECALIBRATORS, "recalibration method",
+                     f"choose from {', '.join(RECALIBRATORS)}")
+    return tuple(methods)
+
+
 def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[str],
-        stream: TextIO) -> int:
-    """Audit, build and write the report; print what was written and how long it took."""
+        stream: TextIO, methods: Sequence[str] = ()) -> int:
+    """Audit, compare the recalibration ``methods`` (if any), build and write the report;
+    print what was written and how long it took."""
     start = time.perf_counter()
     bar = ProgressBar(stream, "audit ")
     try:
         result = run_audit(audit, settings, progress=bar)
     finally:
         bar.close()
+    comparison = None
+    if methods:
+        bar = ProgressBar(stream, "recalibration")
+        try:
+            comparison = compare(audit, list(methods), features=result.features,
+                                 groups=tuple(audit.groups.columns), seed=settings.seed,
+                                 gamma=settings.gamma, progress=bar).table
+        finally:
+            bar.close()
     audited = time.perf_counter() - start
     bar = ProgressBar(stream, "report")
     try:
-        report = build_report(result, audit, formats=formats, progress=bar)
+        report = build_report(result, audit, comparison=comparison, formats=formats,
+                              progress=bar)
     finally:
         bar.close()
         renderer().close()  # the figure browser, closed now rather than at interpreter exit
@@ -270,7 +297,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             audit, settings, formats = load_audit(options), settings_for(options), \
                 options.formats
-        return run(audit, settings, options.out, formats, stream)
+        methods = check_methods(getattr(options, "recalibrate", ()))
+        return run(audit, settings, options.out, formats, stream, methods)
     except (DataError, ValueError) as error:  # DataError: the user's table
         stream.write(f"{PROG}: error: {error}\n")
         return 2

@@ -148,3 +148,21 @@ def test_console_entry_point_in_a_real_process(tmp_path: Path) -> None:
     assert "Column 'p' (probability) is not in the table." in finished.stderr
     assert "Traceback" not in finished.stderr
     assert 'calibration-atlas = "core.cli:main"' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_recalibration_comparison_reaches_the_report(table_csv: Path, tmp_path: Path,
+                                                     capsys) -> None:
+    out = tmp_path / "report"
+    status = cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p",
+                       "--features", "age,sex", "--groups", "grp", "--split", "split",
+                       "--out", str(out), "--formats", "html", "--recalibrate",
+                       "temperature,histogram", *SMALL])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    document = json.loads((out / "results.json").read_text())
+    methods = [row["method"] for row in document["recalibration"]["comparison"]]
+    assert methods[0] == "uncalibrated" and {"temperature", "histogram"} <= set(methods)
+    assert "Recalibration" in (out / "report.html").read_text(encoding="utf-8")
+    assert cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p",
+                     "--recalibrate", "magic", "--out", str(tmp_path / "x")]) == 2
+    assert "Unknown recalibration method 'magic'" in capsys.readouterr().err

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import types
+
 import numpy as np
 import pytest
 
@@ -24,14 +27,17 @@ def test_default_is_threads_and_use_restores_the_previous_choice() -> None:
     assert engine.current().describe() == "threads"
 
 
-def test_dask_cluster_gives_the_threaded_statistic() -> None:
+def test_dask_cluster_gives_the_threaded_statistic(monkeypatch) -> None:
     """Acceptance: n = 20,000, B = 200, a LocalCluster of two worker processes; the statistic
     and every null value equal the threaded engine's to 1e-9 relative."""
     distributed = pytest.importorskip("dask.distributed")
+    # Worker processes are spawned, and spawning re-runs the parent's __main__ file: after an
+    # AppTest in the same pytest process that is the Streamlit app. A bare __main__ spares them.
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     p, y, X = type_two_paper(np.random.default_rng(5), n=20_000, d=3)
     threaded = klce_test(p, y, X, n_resamples=200, seed=1)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=None, timeout=120) as cluster, \
             distributed.Client(cluster) as client, engine.use("dask", client=client) as chosen:
         assert chosen.describe() == "dask (2 workers)"
         clustered = klce_test(p, y, X, n_resamples=200, seed=1)

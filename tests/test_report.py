@@ -202,6 +202,7 @@ def test_interactive_html_is_self_contained(audited, figures) -> None:
 @needs_chromium
 def test_static_exports_decode(figures, tmp_path: Path) -> None:
     item = figures[0]
+    starts = renderer().started
     width, height = export_module.export_size(item.figure)
     assert png_size(export_figure(item.figure, "png")) == (2 * width, 2 * height)
     parse_svg(export_figure(item.figure, "svg"))
@@ -210,7 +211,8 @@ def test_static_exports_decode(figures, tmp_path: Path) -> None:
     assert pdf_page_is_drawn(pdf, tmp_path)
     html = export_figure(item.figure, "html", title="Reliability").decode()
     assert "<title>Reliability</title>" in html and REMOTE.search(markup(html)) is None
-    assert renderer().started == 1  # one browser for the whole process
+    # one browser for all four exports (another test may have closed an earlier one)
+    assert renderer().started - starts <= 1
 
 
 @needs_chromium

@@ -192,7 +192,7 @@ def settings_section(result: AuditResult) -> str:
 
 def tests_frame(result: AuditResult) -> pd.DataFrame:
     """Every test of the Reliability section with statistic, p-value, null hypothesis and B."""
-    rows = [{"test": name, "method": t.method, "null hypothesis": NULL_HYPOTHESES[name],
+    rows = [{"test": name, "method": t.method, "null hypothesis": NULL_HYPOTHESES.get(name, ""),
              "statistic": t.statistic, "p-value": t.p_value, "B": t.n_resamples}
             for name, t in result.reliability.tests.items()]
     return pd.DataFrame(rows)

@@ -43,6 +43,14 @@ NULL_HYPOTHESES = {
     "bound": "the model is calibrated (canonical notion); distribution-free Hoeffding bound",
     "hosmer-lemeshow": "the model is calibrated on the chosen notion; chi-squared over "
                        "probability deciles",
+    "spiegelhalter": "the model is calibrated on the chosen notion; the standardised Brier "
+                     "score is asymptotically normal (two-sided)",
+    "cox": "calibration slope 1 and intercept 0 on the chosen notion (likelihood ratio, "
+           "2 degrees of freedom)",
+    "cumulative-ks": "the model is calibrated on the chosen notion; the largest deviation of "
+                     "the cumulative differences from 0 (Kolmogorov–Smirnov)",
+    "cumulative-kuiper": "the model is calibrated on the chosen notion; the range of the "
+                         "cumulative differences (Kuiper)",
 }
 
 

@@ -14,7 +14,7 @@ from core.demo import DEMOS, demo_mapping
 from core.figures import class_balance_figure
 from core.readers import SUPPORTED_SUFFIXES, LoadedTable, read_table
 from core.reference_model import REFERENCE_MODELS, train_reference_model
-from dashboard.components import validation_report
+from dashboard.components import chart, validation_report
 from dashboard.state import (
     active_audit,
     active_source,
@@ -274,7 +274,7 @@ def overview(audit: AuditData, source: str) -> None:
     with right:
         st.subheader("Class balance")
         balance = audit.class_balance()
-        st.plotly_chart(class_balance_figure(balance), width="stretch")
+        chart(class_balance_figure(balance), key="data_balance")
         st.dataframe(balance, width="stretch", hide_index=True)
 
 

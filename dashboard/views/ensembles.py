@@ -14,7 +14,7 @@ from core.figures import (
     reliability_grid,
 )
 from dashboard import cache, ensemble_cache
-from dashboard.components import verdict
+from dashboard.components import chart, verdict
 from dashboard.state import active_audit, cached_demo
 
 st.title("Ensembles")
@@ -83,15 +83,14 @@ parts = result.parameters
 m4.metric("test rows", f"{n_test:,}",
           help=f"The rows are split at random: {parts['n_optimisation']:,} to learn λ(x), "
                f"{parts['n_validation']:,} to stop its training early, {n_test:,} to test.")
-st.plotly_chart(null_histogram_figure(result.null, result.statistic,
-                                      statistic_label=ESTIMATORS[estimator].label),
-                width="stretch", key="ens_null")
+chart(null_histogram_figure(result.null, result.statistic,
+                                      statistic_label=ESTIMATORS[estimator].label), key="ens_null")
 st.caption(f"Null distribution from {n_resamples} resamples: test rows drawn with replacement, "
            "labels redrawn from the tested combination (consistency resampling).")
 
 st.header("The three tests")
 table = comparison.table()
-st.plotly_chart(credal_p_values_figure(table, alpha), width="stretch", key="ens_pvalues")
+chart(credal_p_values_figure(table, alpha), key="ens_pvalues")
 st.dataframe(table.drop(columns=["weights"]), hide_index=True, width="stretch")
 st.caption("All three test the same rows. The mean ignores the instance; the Dir(1)-sampled "
            "test (Mortier et al.) minimises over constant weights on the tested rows, which "
@@ -103,8 +102,8 @@ if features:
     picked = st.selectbox("Against feature", features, key="ens_feature")
     column = data.feature_matrix((picked,))[learned.rows]
     if column.shape[1] == 1:
-        st.plotly_chart(credal_weights_figure(column[:, 0], learned.weights, chosen, picked),
-                        width="stretch", key="ens_weights_feature")
+        chart(credal_weights_figure(column[:, 0], learned.weights, chosen, picked),
+              key="ens_weights_feature")
     else:
         st.caption(f"'{picked}' is categorical; see the map below.")
     if data.feature_matrix(features).shape[1] >= 2:
@@ -112,10 +111,9 @@ if features:
         embedding = cache.embedding(data.fingerprint, features, "pca", data,
                                     progress=lambda f, m: bar.progress(f, text=m))
         bar.empty()
-        st.plotly_chart(credal_weights_map_figure(embedding.coords[learned.rows],
+        chart(credal_weights_map_figure(embedding.coords[learned.rows],
                                                   learned.weights, chosen,
-                                                  ("PCA 1", "PCA 2")),
-                        width="stretch", key="ens_weights_map")
+                                                  ("PCA 1", "PCA 2")), key="ens_weights_map")
         st.caption("Test rows on a PCA map of the standardised features, coloured by the "
                    "member with the largest learned weight (fainter: a closer call).")
 else:
@@ -125,7 +123,7 @@ else:
 st.header("Reliability: ensemble mean and learned combination")
 tables = ensemble_cache.reliability_tables(data.fingerprint, members, features, settings,
                                            comparison)
-st.plotly_chart(reliability_grid(tables, columns=2), width="stretch", key="ens_reliability")
+chart(reliability_grid(tables, columns=2), key="ens_reliability")
 st.caption(f"Both on the {n_test:,} test rows, 10 equal-width bins.")
 
 with st.expander("What a calibrated credal set means"):

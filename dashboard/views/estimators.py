@@ -11,7 +11,7 @@ from core.figures import (
     estimator_risk_figure,
 )
 from dashboard import estimator_cache
-from dashboard.components import analysis_part
+from dashboard.components import analysis_part, chart
 from dashboard.state import active_audit
 
 #: Larger data is cross-validated on a seeded subsample of this many rows.
@@ -75,7 +75,7 @@ for line in lines[1:]:
     st.markdown(f"- {line}")
 
 st.header("Validation risk")
-st.plotly_chart(estimator_risk_figure(selection.table), width="stretch", key="est_risk")
+chart(estimator_risk_figure(selection.table), key="est_risk")
 st.caption(
     f"Risk of each estimator at its chosen hyperparameter, averaged over the {folds} "
     "validation folds (dark: the selected one). The risk includes the label noise every "
@@ -86,14 +86,14 @@ st.caption(
 )
 
 st.header("Risk over each hyperparameter grid")
-st.plotly_chart(estimator_curves_figure(selection.curves, selection.table), width="stretch",
+chart(estimator_curves_figure(selection.curves, selection.table),
                 key="est_curves")
 st.caption("Mean validation risk ± 1 standard error over the folds; the star marks the "
            "chosen value. A flat curve means the data cannot tell the settings apart.")
 
 st.header("Calibration estimates")
 table = estimator_cache.estimates(data.fingerprint, settings, selection, data)
-st.plotly_chart(estimator_estimates_figure(table), width="stretch", key="est_estimates")
+chart(estimator_estimates_figure(table), key="est_estimates")
 st.dataframe(table, width="stretch", hide_index=True, column_config={
     **{c: st.column_config.NumberColumn(format="%.5f")
        for c in ("ce2", "ce2_se", "risk", "risk_se")},

@@ -15,7 +15,7 @@ from core.figures import (
 )
 from core.lce import bin_lce_cdf, bin_summary, confidence_bins
 from dashboard import cache
-from dashboard.components import analysis_part
+from dashboard.components import analysis_part, chart
 from dashboard.state import active_audit
 
 GAMMAS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
@@ -104,11 +104,11 @@ with left:
     else:
         figure = lce_scatter_figure(coords, values, in_bin, signed,
                                     f"{METHOD_LABELS[method]} of {', '.join(features)} — {where}")
-    st.plotly_chart(figure, width="stretch", key="lce_scatter")
+    chart(figure, key="lce_scatter")
 with right:
     cdf = bin_lce_cdf(conf, correct, np.abs(values), chosen, N_BINS)
-    st.plotly_chart(lce_cdf_figure(cdf.values, cdf.fraction, cdf.calibration_error,
-                                   cdf.mean_lce), width="stretch", key="lce_cdf")
+    chart(lce_cdf_figure(cdf.values, cdf.fraction, cdf.calibration_error,
+                                   cdf.mean_lce), key="lce_cdf")
     st.markdown(
         f"In this bin the average confidence and accuracy differ by "
         f"**{cdf.calibration_error:.3f}**, but the mean local error is **{cdf.mean_lce:.3f}** "
@@ -121,7 +121,7 @@ st.header("MLCE against the bandwidth")
 curve = cache.mlce_curve(data.fingerprint, features, method, CURVE_GAMMAS, standardized, conf,
                          correct)
 mce = metrics.mce(data.probs, data.y, N_BINS, "uniform", notion="top-label")
-st.plotly_chart(mlce_curve_figure(curve, mce, gamma), width="stretch", key="lce_mlce")
+chart(mlce_curve_figure(curve, mce, gamma), key="lce_mlce")
 st.caption(
     "MLCE (eq. 5), the largest LCE, falls from the worst individual error at small γ to the "
     f"global MCE ({mce:.3f}) as γ grows (Lemma 1). Computed by the "

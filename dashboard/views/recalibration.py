@@ -17,7 +17,14 @@ from core.figures import (
 from core.recalibration import RECALIBRATORS
 from core.recalibration.compare import BETTER, METRICS, UNCALIBRATED, CompareSettings
 from dashboard import recal_cache
-from dashboard.state import active_audit, comparison_request, request_comparison, set_active
+from dashboard.components import chart
+from dashboard.state import (
+    active_audit,
+    comparison_request,
+    request_comparison,
+    set_active,
+    set_recalibration_comparison,
+)
 
 DEFAULTS = ("temperature", "isotonic", "bbq", "lore", "lcb", "group-temperature",
             "multicalibration")
@@ -86,6 +93,7 @@ if settings is None:
 bar = st.progress(0.0, text="Fitting and scoring…")
 result = recal_cache.comparison(audit, settings, lambda f, m: bar.progress(f, text=m))
 bar.empty()
+set_recalibration_comparison(result.table)  # the Export page's report includes it
 st.caption(" ".join(result.notes) + f" {result.test.n:,} test rows.")
 for name, reason in result.skipped.items():
     st.warning(f"Skipped {RECALIBRATORS[name].name}: {reason}", icon=":material/block:")
@@ -111,7 +119,7 @@ st.caption("Best per column in green. Lower is better: Brier, NLL, ECE, MCE, MLC
 
 st.header("Reliability diagrams")
 tables = recal_cache.reliability(audit.fingerprint, settings, result)
-st.plotly_chart(reliability_grid(tables, columns=min(4, len(tables))), width="stretch",
+chart(reliability_grid(tables, columns=min(4, len(tables))),
                 key="recal_reliability")
 
 left, right = st.columns(2)
@@ -122,7 +130,7 @@ with left:
                                 lambda f, m: curve_bar.progress(f, text=m))
     curve_bar.empty()
     if curves:
-        st.plotly_chart(mlce_comparison_figure(curves, result.gamma), width="stretch",
+        chart(mlce_comparison_figure(curves, result.gamma),
                         key="recal_mlce")
         st.caption("MLCE (Luo et al., eq. 5) on a 2-D PCA of the audit features; lower is "
                    "better at every γ.")
@@ -130,7 +138,7 @@ with left:
         st.info("Choose audit features to see the MLCE curves.")
 with right:
     st.subheader("KLCE test per method")
-    st.plotly_chart(klce_pvalue_figure(result.table, ALPHA), width="stretch",
+    chart(klce_pvalue_figure(result.table, ALPHA),
                     key="recal_klce")
     st.caption("Below the dashed line the test rejects local calibration (I-trustworthy, "
                "Fig. 4).")
@@ -150,7 +158,7 @@ if chosen and numeric:
     trends = recal_cache.lcb_trend(audit.fingerprint, settings, method, feature, result,
                                    lambda f, m: lcb_bar.progress(f, text=m))
     lcb_bar.empty()
-    st.plotly_chart(lcb_before_after_figure(trends, feature), width="stretch",
+    chart(lcb_before_after_figure(trends, feature),
                     key="recal_lcb")
     st.caption("LCB (eq. 7) of the test rows, each left out of its own estimate; cubic fits "
                "with 90% bootstrap bands. A repaired model stays on the zero line.")

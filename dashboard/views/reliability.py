@@ -7,6 +7,7 @@ import streamlit as st
 
 from core.audit import EXTENDED_RESAMPLES
 from core.audit import tests_table as audit_tests_table
+from core.figure_style import caption_text
 from core.figures import (
     cumulative_figure,
     reliability_figure,
@@ -14,7 +15,7 @@ from core.figures import (
     smooth_reliability_figure,
 )
 from dashboard import cache
-from dashboard.components import analysis_part, verdict
+from dashboard.components import analysis_part, chart, verdict
 from dashboard.state import active_audit
 
 NOTION_HELP = {
@@ -53,21 +54,24 @@ with left:
     binned, smooth, cumulative = st.tabs(["Binned", "Smooth", "Cumulative differences"])
     table = cache.reliability_table(data.fingerprint, notion, class_index, n_bins, strategy,
                                     interval, data)
-    binned.plotly_chart(reliability_figure(table, class_name=class_name), width="stretch",
-                        key="rel_diagram")
+    with binned:
+        chart(reliability_figure(table, class_name=class_name), key="rel_diagram",
+              caption=caption_text(notion=notion, split=part, n=data.n))
     empty = int((table["count"] == 0).sum())
     if empty:
         binned.caption(f"{empty} of {len(table)} bins hold no rows and are not drawn.")
     diagram = cache.smooth_diagram(data.fingerprint, notion, class_index, data)
-    smooth.plotly_chart(smooth_reliability_figure(diagram, class_name=class_name),
-                        width="stretch", key="rel_smooth")
+    with smooth:
+        chart(smooth_reliability_figure(diagram, class_name=class_name), key="rel_smooth",
+              caption=caption_text(notion=notion, split=part, n=data.n))
     smooth.caption("Kernel-smoothed curve (Błasiok & Nakkiran 2023), no bins: reflected "
                    f"Gaussian kernel, bandwidth σ = {diagram.bandwidth:.4f} chosen where "
                    "smECE = σ; the width follows the density of predictions; band: "
                    f"{diagram.n_resamples} bootstrap resamples.")
     path = cache.cumulative_path(data.fingerprint, notion, class_index, data)
-    cumulative.plotly_chart(cumulative_figure(path, class_name=class_name), width="stretch",
-                            key="rel_cumulative")
+    with cumulative:
+        chart(cumulative_figure(path, class_name=class_name), key="rel_cumulative",
+              caption=caption_text(notion=notion, split=part, n=data.n))
     cumulative.caption("Rows sorted by prediction (Arrieta-Ibarra et al. 2022): where the path "
                        "rises the outcomes exceed the predictions, where it falls they are "
                        "below; a steady slope outside the shaded ±2σ range is miscalibration.")
@@ -133,7 +137,7 @@ else:
             f"Largest group-wise MCE ({notion}): **{worst['mce']:.3f}** in "
             f"**{worst['group']}** ({int(worst['rows']):,} rows)."
         )
-    st.plotly_chart(reliability_grid(tables, class_name=class_name), width="stretch",
+    chart(reliability_grid(tables, class_name=class_name),
                     key="rel_grid")
     st.dataframe(summary, width="stretch", hide_index=True, column_config={
         "share": st.column_config.NumberColumn(format="%.3f"),

@@ -32,6 +32,11 @@ def compas_with_scores():
     return frame
 
 
+#: Pages that draw nothing until the user acts (Compare, Run the audit) or that have nothing
+#: to draw for a table without ensemble members; every other page must show a chart.
+WAIT_FOR_AN_ACTION = {"Recalibration", "Ensembles", "Export"}
+
+
 def wait_until_done(page) -> None:
     """Streamlit shows its status widget while a script runs; wait until it is gone."""
     page.wait_for_timeout(500)
@@ -61,11 +66,13 @@ def test_table_with_repeated_headers_reaches_every_page(app_url: str, page, tmp_
     for entry in discover_pages()[1:]:
         page.get_by_role("link", name=entry.title).click()
         page.get_by_role("heading", name=entry.title).first.wait_for(timeout=60_000)
-        page.locator(".js-plotly-plot").first.wait_for(timeout=PAGE_SECONDS * 1000)
+        drawn = entry.title not in WAIT_FOR_AN_ACTION
+        if drawn:
+            page.locator(".js-plotly-plot").first.wait_for(timeout=PAGE_SECONDS * 1000)
         wait_until_done(page)
         assert page.get_by_text(FAILURE_PREFIX).count() == 0, entry.title
         assert page.get_by_text("Traceback").count() == 0, entry.title
-        assert page.locator(".js-plotly-plot").count() >= 1, entry.title
+        assert page.locator(".js-plotly-plot").count() >= int(drawn), entry.title
         assert page.get_by_text(f"{ROWS:,} rows · binary").count() >= 1  # still this dataset
         screenshot(page, f"realdata-{entry.path.rsplit('/', 1)[-1].removesuffix('.py')}")
 
