@@ -10,6 +10,7 @@ from numpy.typing import ArrayLike
 
 from core._validation import (
     check_choice,
+    check_probs_labels,
     is_binary,
     is_whole,
     n_classes,
@@ -73,6 +74,23 @@ def confidence_outcome_of(
         raise ValueError(f"class_index must be a class number from 0 to {m - 1}, not "
                          f"{class_index!r}.")
     return P[:, class_index], (y == class_index).astype(np.float64)
+
+
+def one_confidence_per_row(probs: ArrayLike, y: ArrayLike, notion: str | None,
+                           class_index: int | None, measure: str
+                           ) -> tuple[np.ndarray, np.ndarray, str]:
+    """The entry check of every measure that compares one confidence per row (smooth ECE,
+    ICI, slope, decompositions, cumulative differences): validated ``(confidence, outcome,
+    notion)``; the classwise notion needs ``class_index``, and ``measure`` names what asks
+    for it in the message."""
+    p, labels = check_probs_labels(probs, y)
+    notion = resolve_notion(notion, p)
+    if notion == "classwise" and class_index is None:
+        raise ValueError(f"{measure} compares one confidence per row: with the 'classwise' "
+                         f"notion pass class_index (0 to {n_classes(p) - 1}) to choose the "
+                         "class.")
+    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
+    return conf, outcome, notion
 
 
 def scores(p: np.ndarray, y: np.ndarray, notion: str) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -24,8 +24,8 @@ from numpy.typing import ArrayLike
 from scipy import stats
 from scipy.special import expit
 
-from core._scores import confidence_outcome_of, resolve_notion
-from core._validation import check_probs_labels, logit
+from core._scores import one_confidence_per_row
+from core._validation import logit
 from core.intervals import check_level
 
 if TYPE_CHECKING:
@@ -43,13 +43,7 @@ LOGIT_EPS = 1e-12
 def _pair(probs: ArrayLike, y: ArrayLike, notion: str | None,
           class_index: int | None) -> tuple[np.ndarray, np.ndarray, str]:
     """Validated confidence and outcome of one notion (classwise needs ``class_index``)."""
-    p, labels = check_probs_labels(probs, y)
-    notion = resolve_notion(notion, p)
-    if notion == "classwise" and class_index is None:
-        raise ValueError("These measures compare one confidence per row: with the "
-                         "'classwise' notion pass class_index to choose the class.")
-    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
-    return conf, outcome, notion
+    return one_confidence_per_row(probs, y, notion, class_index, "This measure")
 
 
 # --------------------------------------------------------------------------- lowess and ICI

@@ -34,8 +34,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import ndtr
 
-from core._scores import confidence_outcome_of, resolve_notion
-from core._validation import check_choice, check_probs_labels
+from core._scores import one_confidence_per_row
+from core._validation import check_choice
 
 if TYPE_CHECKING:
     from core.stattests import TestResult
@@ -92,13 +92,7 @@ class CumulativeDifferences:
 
 def _pair(probs: ArrayLike, y: ArrayLike, notion: str | None,
           class_index: int | None) -> tuple[np.ndarray, np.ndarray, str]:
-    p, labels = check_probs_labels(probs, y)
-    notion = resolve_notion(notion, p)
-    if notion == "classwise" and class_index is None:
-        raise ValueError("Cumulative differences order the rows by one confidence: with the "
-                         "'classwise' notion pass class_index to choose the class.")
-    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
-    return conf, outcome, notion
+    return one_confidence_per_row(probs, y, notion, class_index, "The cumulative differences")
 
 
 def _differences(conf: np.ndarray, outcome: np.ndarray, notion: str) -> CumulativeDifferences:

@@ -30,8 +30,7 @@ from numpy.typing import ArrayLike
 from scipy.special import xlog1py, xlogy
 from sklearn.isotonic import isotonic_regression
 
-from core._scores import confidence_outcome_of, resolve_notion
-from core._validation import check_probs_labels
+from core._scores import one_confidence_per_row
 
 #: Forecasts are clipped to [EPS, 1 − EPS] in the log loss, as in :func:`core.metrics.nll`.
 EPS = 1e-15
@@ -79,12 +78,8 @@ def _log_loss(x: np.ndarray | float, outcome: np.ndarray, clip: bool) -> float:
 
 def _decompose(probs: ArrayLike, y: ArrayLike, notion: str | None, class_index: int | None,
                rule: str) -> Decomposition:
-    p, labels = check_probs_labels(probs, y)
-    notion = resolve_notion(notion, p)
-    if notion == "classwise" and class_index is None:
-        raise ValueError("A decomposition needs one confidence per row: with the 'classwise' "
-                         "notion pass class_index to choose the class.")
-    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
+    conf, outcome, notion = one_confidence_per_row(probs, y, notion, class_index,
+                                                   "A decomposition")
     return decompose_of(conf, outcome, rule, notion)
 
 

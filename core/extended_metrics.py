@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from core._scores import confidence_outcome_of, resolve_notion
-from core._validation import check_count, check_probs_labels, check_seed, n_classes
+from core._scores import one_confidence_per_row
+from core._validation import check_count, check_seed
 from core.clinical import calibration_slope, ici_of
 from core.cumulative import cumulative_differences
 from core.decomposition import decompose_of, isotonic_recalibration
@@ -109,15 +109,11 @@ def extended_metrics_table(
         Columns ``metric, value, ci_low, ci_high, notion, description`` as
         :func:`core.metrics.metrics_table`, one row per :data:`ROWS` entry.
     """
-    p, labels = check_probs_labels(probs, y)
     n_resamples = check_count("n_resamples", n_resamples, 0)
     level = check_level(level)
     seed = check_seed(seed)
-    notion = resolve_notion(notion, p)
-    if notion == "classwise" and class_index is None:
-        raise ValueError("The extended metrics compare one confidence per row: with the "
-                         f"'classwise' notion pass class_index (0 to {n_classes(p) - 1}).")
-    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
+    conf, outcome, notion = one_confidence_per_row(probs, y, notion, class_index,
+                                                   "The extended metrics table")
     values = _values(conf, outcome, notion)
     _, sigma = smooth_ece_of(conf, outcome)
     low = dict.fromkeys(ROW_KEYS, np.nan)

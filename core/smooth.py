@@ -42,13 +42,12 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
-from core._scores import confidence_outcome_of, resolve_notion, scores
+from core._scores import confidence_outcome_of, one_confidence_per_row, resolve_notion, scores
 from core._validation import (
     check_count,
     check_positive,
     check_probs_labels,
     check_seed,
-    n_classes,
 )
 from core.intervals import bootstrap_interval, check_level
 
@@ -315,14 +314,8 @@ def smooth_reliability(
     n_points = check_count("n_points", n_points, 2)
     level = check_level(level)
     seed = check_seed(seed)
-    p, labels = check_probs_labels(probs, y)
-    notion = resolve_notion(notion, p)
-    if notion == "classwise" and class_index is None:
-        raise ValueError(
-            "A reliability diagram shows one class at a time for the 'classwise' notion: "
-            f"pass class_index (0 to {n_classes(p) - 1}) to choose the class."
-        )
-    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
+    conf, outcome, notion = one_confidence_per_row(probs, y, notion, class_index,
+                                                   "A smooth reliability diagram")
     gridded = _Gridded(conf, outcome)
     chosen = _fixed_point(gridded) if sigma is None else sigma
     value = gridded.smooth_ece(chosen)
