@@ -34,3 +34,12 @@ def test_core_never_imports_streamlit() -> None:
     offenders = [p.relative_to(ROOT) for p in (ROOT / "core").rglob("*.py")
                  if "streamlit" in imported_modules(p)]
     assert not offenders, offenders
+
+
+def test_console_script_points_at_the_command_line() -> None:
+    from core import cli
+
+    scripts = {e.name: e for e in metadata.entry_points(group="console_scripts")
+               if e.dist is not None and e.dist.name == "calibration-atlas"}
+    assert scripts["calibration-atlas"].value == "core.cli:main"
+    assert scripts["calibration-atlas"].load() is cli.main
