@@ -270,6 +270,17 @@ def _check_options(
         )
 
 
+def _checked_inputs(X: ArrayLike, method: str, n_components: int, seed: int, max_fit: int,
+                    perplexity: float, n_neighbors: int) -> tuple[np.ndarray, int, int, int]:
+    """The entry check of :func:`embed` and :func:`fit_embedding`: the validated matrix and
+    the whole-number settings."""
+    matrix = _check_matrix(X)
+    n, d = matrix.shape
+    n_fit = min(n, max_fit) if is_whole(max_fit) else n
+    _check_options(method, n_components, d, n_fit, max_fit, perplexity, n_neighbors, seed)
+    return matrix, int(n_components), int(seed), int(max_fit)
+
+
 def _check_method(method: str) -> str:
     return check_choice(method, METHODS, "embedding method", f"choose one of {METHODS}")
 
@@ -528,11 +539,9 @@ def embed(
     identical rows, or an unusable setting (PCA: ``1 ≤ n_components ≤ min(d, n_fit)``; t-SNE
     and UMAP: 1 to 3 dimensions).
     """
-    matrix = _check_matrix(X)
+    matrix, n_components, seed, max_fit = _checked_inputs(
+        X, method, n_components, seed, max_fit, perplexity, n_neighbors)
     n, d = matrix.shape
-    n_fit = min(n, max_fit) if is_whole(max_fit) else n
-    _check_options(method, n_components, d, n_fit, max_fit, perplexity, n_neighbors, seed)
-    n_components, seed, max_fit = int(n_components), int(seed), int(max_fit)
     evr = None
     if method == "pca":
         fit_rows = choose_fit_rows(n, max_fit, seed)
@@ -749,11 +758,9 @@ def fit_embedding(
     :meth:`FittedEmbedding.transform` places rows that were not there at fit time — what a
     recalibrator fitted on a calibration split needs for the test rows (LoRe).
     """
-    matrix = _check_matrix(X)
+    matrix, n_components, seed, max_fit = _checked_inputs(
+        X, method, n_components, seed, max_fit, perplexity, n_neighbors)
     n, d = matrix.shape
-    n_fit = min(n, max_fit) if is_whole(max_fit) else n
-    _check_options(method, n_components, d, n_fit, max_fit, perplexity, n_neighbors, seed)
-    n_components, seed, max_fit = int(n_components), int(seed), int(max_fit)
     if method == "pca":
         pca = _fit_pca(matrix, choose_fit_rows(n, max_fit, seed), n_components)
         _report(progress, 1.0, "PCA: done")

@@ -57,14 +57,14 @@ def reliability_step(page, folder: Path) -> None:
     open_page(page, "Reliability")
     page.get_by_role("heading", name="Calibration tests").wait_for()
     page.get_by_text("finds no evidence of miscalibration").wait_for()
-    page.locator(".js-plotly-plot").nth(1).wait_for()
+    page.locator(".js-plotly-plot:visible").nth(1).wait_for()  # diagram tab + group grid
 
 
 def trust_step(page, folder: Path) -> None:
     open_page(page, "Trust test")
     page.get_by_text("the aggregated KLCE test rejects").wait_for(timeout=SLOW)
     page.get_by_role("heading", name="At one bandwidth pair").wait_for()
-    page.locator(".js-plotly-plot").nth(1).wait_for()
+    page.locator(".js-plotly-plot:visible").nth(1).wait_for()  # diagram tab + group grid
     before = metric_value(page, "p-value")
     slider = page.locator('[data-testid="stSlider"]').filter(
         has_text="Feature bandwidth").get_by_role("slider")
