@@ -13,6 +13,25 @@ ROOT = Path(__file__).resolve().parents[1]
 APP = ROOT / "dashboard" / "app.py"
 
 
+def open_demo_page(page: str, demo: str = "census", timeout: int = 300,
+                   widgets: dict | None = None):
+    """An AppTest of ``views/{page}.py`` on a demo, run once; ``widgets`` preset widget values
+    by key. Fails on a page exception."""
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard.state import cached_demo, set_active
+
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    set_active(cached_demo(demo), f"demo: {demo}", session=at.session_state)
+    for key, value in (widgets or {}).items():
+        at.session_state[key] = value
+    at.run()
+    at.switch_page(f"views/{page}.py")
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def upload_frame(n: int = 120, seed: int = 3) -> pd.DataFrame:
     """A small binary audit table as a user would upload it."""
     rng = np.random.default_rng(seed)

@@ -4,21 +4,11 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from dashboard.state import cached_demo
-from tests.conftest import APP
-
-TIMEOUT = 300
+from tests.conftest import open_demo_page
 
 
 def open_page(demo: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    at.session_state["active_audit"] = cached_demo(demo)
-    at.session_state["active_source"] = f"demo: {demo}"
-    at.run()
-    at.switch_page("views/ensembles.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_demo_page("ensembles", demo)
 
 
 def test_ensembles_page_on_the_ensemble_demo() -> None:

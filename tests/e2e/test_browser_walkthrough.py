@@ -1,10 +1,10 @@
 """In the system Chromium: an auditor's whole path through the app on the census demo.
 
 Data → Reliability → Trust test (a bandwidth slider moves the p-value) → Local bias → LCE
-landscape → Recalibration (Compare the default methods) → Export (a PNG from a chart's export control, a zip of PNG and SVG figures and the
-HTML report, each file checked). A screenshot of every page goes to the test's output folder
-(``.screenshots/walkthrough-*.png``). Each step is a function in :data:`STEPS`; a new page's
-step is one more entry.
+landscape → Recalibration (Compare the default methods) → Export (a PNG from a chart's export
+control, a zip of PNG and SVG figures and the HTML report, each file checked). A screenshot
+of every page goes to the test's output folder (``.screenshots/walkthrough-*.png``). Each
+step is a function in :data:`STEPS`; a new page's step is one more entry.
 """
 
 from __future__ import annotations
