@@ -37,7 +37,12 @@ PAGES = [
 
 st.logo(str(HERE.parent / "assets" / "logo.png"))
 navigation = st.navigation(PAGES)
-run_page(navigation.run, navigation.title, active_source)
-# Drawn after the page so that a dataset the page just activated shows at once.
+# The sidebar card is drawn before the page (a page that ends early with st.stop() keeps it)
+# and redrawn after it, so that a dataset the page just activated shows at once.
 with st.sidebar:
+    card = st.empty()
+with card.container():
+    dataset_card(active_audit(), active_source())
+run_page(navigation.run, navigation.title, active_source)
+with card.container():
     dataset_card(active_audit(), active_source())
