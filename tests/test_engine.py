@@ -35,12 +35,12 @@ def test_dask_cluster_gives_the_threaded_statistic(monkeypatch) -> None:
     # AppTest in the same pytest process that is the Streamlit app. A bare __main__ spares them.
     monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     p, y, X = type_two_paper(np.random.default_rng(5), n=20_000, d=3)
-    threaded = klce_test(p, y, X, n_resamples=200, seed=1)
+    threaded = klce_test(p, y, X, n_resamples=200, seed=1, computation="exact")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None, timeout=120) as cluster, \
             distributed.Client(cluster) as client, engine.use("dask", client=client) as chosen:
         assert chosen.describe() == "dask (2 workers)"
-        clustered = klce_test(p, y, X, n_resamples=200, seed=1)
+        clustered = klce_test(p, y, X, n_resamples=200, seed=1, computation="exact")
         assert clustered.parameters["engine"] == "dask (2 workers)"
     assert threaded.parameters["engine"] == "threads"
     np.testing.assert_allclose(clustered.statistic, threaded.statistic, rtol=1e-9)
