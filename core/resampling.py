@@ -54,12 +54,32 @@ def resample_residuals(
     raise AssertionError("unreachable")  # check_choice raised for anything else
 
 
+#: Largest number of (draw, class) comparisons :func:`categorical_labels` holds at once.
+_COMPARE_ELEMENTS = 4_000_000
+
+
+def cumulative_probabilities(P: np.ndarray) -> np.ndarray:
+    """Row-wise CDFs of ``(…, K)`` probabilities, the last column exactly 1."""
+    cumulative = np.cumsum(P, axis=-1)
+    cumulative[..., -1] = 1.0
+    return cumulative
+
+
+def inverse_cdf(cumulative: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """The category of each uniform ``u`` under the CDF ``cumulative[..., :]`` broadcast to
+    it: ``#{k : F_k ≤ u}`` (``searchsorted(F, u, side="right")``), at most K − 1."""
+    K = cumulative.shape[-1]
+    return np.minimum((u[..., None] >= cumulative).sum(axis=-1), K - 1)
+
+
 def categorical_labels(P: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """``(n, B)`` labels drawn from each row's categorical distribution (inverse CDF)."""
-    cumulative = np.cumsum(P, axis=1)
-    cumulative[:, -1] = 1.0
+    """``(n, B)`` labels drawn from each row's categorical distribution (inverse CDF),
+    vectorised over blocks of rows."""
+    cumulative = cumulative_probabilities(P)
     u = rng.random((P.shape[0], n_resamples))
     labels = np.empty(u.shape, dtype=np.int64)
-    for i in range(P.shape[0]):
-        labels[i] = np.searchsorted(cumulative[i], u[i], side="right")
-    return np.minimum(labels, P.shape[1] - 1)
+    block = max(1, _COMPARE_ELEMENTS // max(1, n_resamples * P.shape[1]))
+    for start in range(0, P.shape[0], block):
+        rows = slice(start, start + block)
+        labels[rows] = inverse_cdf(cumulative[rows, None, :], u[rows])
+    return labels

@@ -43,6 +43,7 @@ import numpy as np
 from scipy.special import digamma, gammaln, xlogy
 
 from core.kernels import kernel_matmul, median_heuristic, quadratic_forms
+from core.resampling import cumulative_probabilities, inverse_cdf
 from core.skce import skce as skce_value
 
 #: Bandwidth h of the Dirichlet kernel (the reference configuration's value for CE₂).
@@ -253,10 +254,8 @@ def resample_counts(F: np.ndarray, n_resamples: int, rng: np.random.Generator,
         rows = np.broadcast_to(np.arange(n), (n_resamples, n))
     else:
         rows = rng.integers(0, n, size=(n_resamples, n))
-    cumulative = np.cumsum(F, axis=1)
-    cumulative[:, -1] = 1.0
     u = rng.random((n_resamples, n))
-    labels = np.minimum((u[:, :, None] >= cumulative[rows]).sum(axis=2), K - 1)
+    labels = inverse_cdf(cumulative_probabilities(F)[rows], u)
     flat = (rows * n_resamples + np.arange(n_resamples)[:, None]) * K + labels
     return np.bincount(flat.ravel(), minlength=n * n_resamples * K).reshape(n, n_resamples, K)
 

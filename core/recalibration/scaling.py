@@ -154,14 +154,18 @@ class _LinearSoftmax(RecalibratorBase):
     identity). Starts at the identity map, ``W = I, b = 0``.
     """
 
+    #: One weight per class (vector scaling) instead of a full matrix.
     diagonal: bool = False
+    #: Map centred logits ``log p − mean_k log p`` (vector, matrix) instead of ``log p``.
+    centred: bool = False
 
     def __init__(self, reg_lambda: float = 1e-3, reg_mu: float = 1e-3) -> None:
         self.reg_lambda = reg_lambda
         self.reg_mu = reg_mu
 
     def _inputs(self, P: np.ndarray) -> np.ndarray:
-        raise NotImplementedError
+        L = _log_probs(P)
+        return L - L.mean(axis=1, keepdims=True) if self.centred else L
 
     def _fit(self, P, y, X, g) -> None:
         Z = self._inputs(P)
@@ -209,11 +213,8 @@ class VectorScaling(_LinearSoftmax):
 
     title = "Vector scaling"
     diagonal = True
+    centred = True
     multiclass_only = True
-
-    def _inputs(self, P: np.ndarray) -> np.ndarray:
-        L = _log_probs(P)
-        return L - L.mean(axis=1, keepdims=True)
 
 
 class MatrixScaling(_LinearSoftmax):
@@ -223,11 +224,8 @@ class MatrixScaling(_LinearSoftmax):
     the constraint ``W·1 = 0`` (the map sees only ratios of probabilities). Multiclass."""
 
     title = "Matrix scaling"
+    centred = True
     multiclass_only = True
-
-    def _inputs(self, P: np.ndarray) -> np.ndarray:
-        L = _log_probs(P)
-        return L - L.mean(axis=1, keepdims=True)
 
 
 class DirichletCalibration(_LinearSoftmax):
@@ -237,6 +235,3 @@ class DirichletCalibration(_LinearSoftmax):
     ``reg_mu``). Binary and multiclass (for two classes it is a form of beta calibration)."""
 
     title = "Dirichlet calibration"
-
-    def _inputs(self, P: np.ndarray) -> np.ndarray:
-        return _log_probs(P)
