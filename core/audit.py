@@ -175,8 +175,13 @@ def local_inputs(audit: AuditData, features: tuple[str, ...], class_index: int |
     """``(probs, y, X, spec)`` of the local statistics: no features → ``X = None``; binary
     data ignores ``class_index`` (the positive class is tested)."""
     X = audit.feature_matrix(features) if features else None
-    k = None if audit.is_binary else (0 if class_index is None else class_index)
-    return audit.probs, audit.y, X, KernelSpec(class_index=k)
+    return audit.probs, audit.y, X, KernelSpec(class_index=tested_class(audit, class_index))
+
+
+def tested_class(audit: AuditData, class_index: int | None) -> int | None:
+    """The class the local statistics test one-vs-rest: ``None`` (the positive class) for
+    binary data, else ``class_index`` (class 0 when not given)."""
+    return None if audit.is_binary else (0 if class_index is None else class_index)
 
 
 def reference_and_query(audit: AuditData) -> tuple[AuditData, AuditData, str]:
@@ -360,8 +365,7 @@ def subgroup_table(query: AuditData, values: np.ndarray, class_index: int | None
     """The most biased subgroups of the query rows: group columns ``by`` × ``n_ranges``
     quantile ranges of ``x`` (a numeric feature or the prediction; ``None`` or one range: no
     ranges), ranked by mean |LCB| with the raw residual evidence."""
-    k = None if query.is_binary else (0 if class_index is None else class_index)
-    p, outcome = one_vs_rest(query.probs, query.y, k)
+    p, outcome = one_vs_rest(query.probs, query.y, tested_class(query, class_index))
     return biased_subgroups(values, outcome - p, p, query.groups[by],
                             None if n_ranges == 1 else x, x_name, n_ranges=n_ranges)
 
@@ -383,11 +387,11 @@ def lcb_section(audit: AuditData, features: tuple[str, ...], class_index: int | 
     if numeric:
         x, x_name = query.feature_frame[numeric[0]].to_numpy(dtype=float), numeric[0]
     else:
-        k = None if query.is_binary else (0 if class_index is None else class_index)
-        x, x_name = one_vs_rest(query.probs, query.y, k)[0], "predicted probability"
+        x = one_vs_rest(query.probs, query.y, tested_class(query, class_index))[0]
+        x_name = "predicted probability"
     subgroups = subgroup_table(query, values, class_index, list(audit.groups.columns[:2]), x,
                                x_name, n_ranges)
-    spec = local_inputs(audit, features, class_index)[3].with_bandwidths(sigma_p, sigma_x)
+    spec = KernelSpec(sigma_p, sigma_x, class_index=tested_class(audit, class_index))
     return LcbSection(values, spec, cv_table, subgroups, how)
 
 

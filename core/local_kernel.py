@@ -84,8 +84,7 @@ class KernelInputs:
     p: np.ndarray  # (n,) the probability tested (P(y=1) or P(y=k))
     spec: KernelSpec  # resolved: both bandwidths are numbers
     standardizer: Standardizer | None  # fitted on these rows' features (None: not standardised)
-    n_features: int  # audit feature columns of the reference rows
-    features: np.ndarray  # (n, n_features) after standardisation
+    features: np.ndarray  # (n, d) audit features after standardisation
 
     def at(self, prob_bandwidth: float, feature_bandwidth: float) -> KernelInputs:
         """The same rows under other bandwidths (no second standardisation)."""
@@ -93,6 +92,11 @@ class KernelInputs:
         points = product_points(self.p, self.features, spec.prob_bandwidth,
                                 spec.feature_bandwidth)
         return replace(self, points=points, spec=spec)
+
+    @property
+    def n_features(self) -> int:
+        """Audit feature columns of the reference rows."""
+        return int(self.features.shape[1])
 
     @property
     def prob_bandwidth(self) -> float:
@@ -175,8 +179,7 @@ def inputs_for(probs: np.ndarray, y: np.ndarray, X: np.ndarray | None,
         features = standardizer.transform(features)
     resolved = resolve(spec, p, features)
     points = product_points(p, features, resolved.prob_bandwidth, resolved.feature_bandwidth)
-    return KernelInputs(points, outcome - p, p, resolved, standardizer, features.shape[1],
-                        features)
+    return KernelInputs(points, outcome - p, p, resolved, standardizer, features)
 
 
 def query_points(inputs: KernelInputs, probs: np.ndarray, X: np.ndarray | None) -> np.ndarray:
