@@ -253,6 +253,17 @@ def _with_alpha(hex_color: str | None, alpha: float) -> str:
     return f"rgba({r}, {g}, {b}, {alpha})"
 
 
+def _bin_rows(in_bin: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rows outside and inside the selected bin, each a seeded sample of at most
+    ``max_points`` (what an LCE chart sends to the browser)."""
+    rng = np.random.default_rng(0)
+    parts = []
+    for rows in (np.flatnonzero(~in_bin), np.flatnonzero(in_bin)):
+        parts.append(rng.choice(rows, max_points, replace=False) if rows.size > max_points
+                     else rows)
+    return parts[0], parts[1]
+
+
 def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarray,
                        signed: bool, title: str = "", max_points: int = 50_000) -> go.Figure:
     """LCE landscape (Luo et al. Fig. 2, left): the embedding coloured by each point's LCE.
@@ -261,18 +272,12 @@ def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarra
     signed LCE: red over-confident, blue under-confident); the others are drawn faintly for
     context. At most ``max_points`` points of each kind are sent to the browser.
     """
-    rng = np.random.default_rng(0)
+    background, chosen = _bin_rows(in_bin, max_points)
     figure = go.Figure()
-    background = np.flatnonzero(~in_bin)
-    if background.size > max_points:
-        background = rng.choice(background, max_points, replace=False)
     figure.add_scattergl(
         x=coords[background, 0], y=coords[background, 1], mode="markers",
         marker=dict(size=3, color="#d5dbe0"), name="other bins", hoverinfo="skip",
     )
-    chosen = np.flatnonzero(in_bin)
-    if chosen.size > max_points:
-        chosen = rng.choice(chosen, max_points, replace=False)
     bound = float(np.nanmax(np.abs(values[chosen]))) if chosen.size else 1.0
     figure.add_scattergl(
         x=coords[chosen, 0], y=coords[chosen, 1], mode="markers", name="selected bin",
@@ -342,18 +347,12 @@ def lce_profile_figure(feature: np.ndarray, values: np.ndarray, in_bin: np.ndarr
     the signed LCE: red over-confident, blue under-confident); the other bins are drawn faintly
     for context. At most ``max_points`` points of each kind are sent to the browser.
     """
-    rng = np.random.default_rng(0)
+    background, chosen = _bin_rows(in_bin, max_points)
     figure = go.Figure()
-    background = np.flatnonzero(~in_bin)
-    if background.size > max_points:
-        background = rng.choice(background, max_points, replace=False)
     figure.add_scattergl(
         x=feature[background], y=values[background], mode="markers",
         marker=dict(size=3, color="#d5dbe0"), name="other bins", hoverinfo="skip",
     )
-    chosen = np.flatnonzero(in_bin)
-    if chosen.size > max_points:
-        chosen = rng.choice(chosen, max_points, replace=False)
     bound = float(np.nanmax(np.abs(values[chosen]))) if chosen.size else 1.0
     figure.add_scattergl(
         x=feature[chosen], y=values[chosen], mode="markers", name="selected bin",

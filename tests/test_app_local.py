@@ -4,20 +4,13 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from dashboard.state import cached_demo, set_active
-from tests.conftest import APP
+from tests.conftest import open_demo_page
 
 TIMEOUT = 300
 
 
 def open_page(page: str, demo: str = "census") -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    set_active(cached_demo(demo), f"demo: {demo}", session=at.session_state)
-    at.run()
-    at.switch_page(f"views/{page}.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_demo_page(page, demo, timeout=TIMEOUT)
 
 
 def test_trust_page_rejects_on_the_census_demo() -> None:

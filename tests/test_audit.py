@@ -8,21 +8,15 @@ from streamlit.testing.v1 import AppTest
 
 from core.audit import AuditSettings, audit_part, feature_columns, run_audit
 from core.demo import load_demo
-from dashboard.state import cached_demo, set_active
-from tests.conftest import APP
+from dashboard.state import cached_demo
+from tests.conftest import open_demo_page
 
 DEMOS = ("census", "itrustworthy", "multiclass", "ensemble")
 TIMEOUT = 300
 
 
 def open_page(page: str, demo: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
-    set_active(cached_demo(demo), f"demo: {demo}", session=at.session_state)
-    at.run()
-    at.switch_page(f"views/{page}.py")
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return open_demo_page(page, demo, timeout=TIMEOUT)
 
 
 @pytest.fixture(scope="module", params=DEMOS)
