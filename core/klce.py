@@ -42,10 +42,11 @@ from core.local_kernel import (
     KernelInputs,
     KernelSpec,
     inputs_for,
+    product_points,
     spec_from,
 )
 from core.resampling import resample_residuals
-from core.rff import DEFAULT_FEATURES, FourierMap, accumulate, bernoulli_columns
+from core.rff import DEFAULT_FEATURES, FourierMap, accumulate_maps, bernoulli_columns
 from core.skce import block_estimates
 from core.stattests import TestResult, paper_p_value, resampling_p_value
 
@@ -230,7 +231,8 @@ def klce_test(
                              np.random.default_rng(seed))
         values = variant_statistics(inputs.points, E, tested)
     else:
-        values = fourier_statistics(inputs, n_resamples, tested, n_features, seed)
+        values = fourier_statistics(inputs, [(inputs.prob_bandwidth, inputs.feature_bandwidth)],
+                                    n_resamples, tested, n_features, seed)[0]
     by_variant = dict(zip(tested, values, strict=True))
     combined = len(variants) > 1
     series = standardized_maximum(values) if combined else by_variant[variants[0]]
@@ -261,16 +263,22 @@ def _exact_only(scheme: str, null: str) -> str | None:
             "offered for the consistency nulls, whose resamples can be drawn chunk by chunk.")
 
 
-def fourier_statistics(inputs: KernelInputs, n_resamples: int, variants: Sequence[str],
-                       n_features: int, seed: int) -> np.ndarray:
-    """``(len(variants), B + 1)`` plain / centred KLCE² under random Fourier features, the
-    consistency resamples drawn chunk by chunk (:mod:`core.rff`)."""
-    n = inputs.p.shape[0]
-    fourier = FourierMap.draw(inputs.points.shape[1], n_features, seed)
-    sums = accumulate(inputs.points, bernoulli_columns(inputs.p, inputs.residuals, n_resamples),
-                      fourier, seed)
-    rows = {"plain": sums.plain, "centred": sums.centred}
-    return np.stack([rows[variant]() for variant in variants]) / (n * (n - 1))
+def fourier_statistics(base: KernelInputs, bandwidths: Sequence[tuple[float, float]],
+                       n_resamples: int, variants: Sequence[str], n_features: int, seed: int,
+                       progress: Callable[[float], None] | None = None) -> np.ndarray:
+    """``(len(bandwidths), len(variants), B + 1)`` plain / centred KLCE² under random Fourier
+    features at each ``(σ_p, σ_x)`` pair, from one pass over the rows with the consistency
+    resamples drawn chunk by chunk (:mod:`core.rff`). Every pair uses the same W and b on the
+    unscaled coordinates ``[p, x]``, divided by its bandwidths, so a grid point and a single
+    test at the same bandwidths give the same statistic."""
+    n, n_x = base.p.shape[0], base.n_features
+    coordinates = product_points(base.p, base.features, 1.0, 1.0)
+    fourier = FourierMap.draw(coordinates.shape[1], n_features, seed)
+    per_column = np.array([[sigma_p] + [sigma_x] * n_x for sigma_p, sigma_x in bandwidths])
+    sums = accumulate_maps(coordinates, bernoulli_columns(base.p, base.residuals, n_resamples),
+                           fourier, per_column, seed, progress=progress)
+    return np.stack([np.stack([getattr(s, variant)() for variant in variants]) for s in sums]
+                    ) / (n * (n - 1))
 
 
 def _block_test(inputs: KernelInputs, block_size: int, reason: str) -> TestResult:
@@ -385,17 +393,23 @@ def klce_grid_test(
     if label == "block":
         raise ValueError("The bandwidth grid runs with the exact computation or random Fourier "
                          "features; the block test has no grid version.")
-    E = residual_columns(null, base.residuals, base.p, n_resamples,
-                         np.random.default_rng(seed)) if label == "exact" else None
     values = np.empty((p_grid.size, x_grid.size, len(variants), n_resamples + 1))
-    for a, sigma_p in enumerate(p_grid):
-        for b, sigma_x in enumerate(x_grid):
-            inputs = base.at(sigma_p, sigma_x)
-            values[a, b] = variant_statistics(inputs.points, E, variants) if E is not None \
-                else fourier_statistics(inputs, n_resamples, variants, n_features, seed)
-            if progress is not None:
-                progress((a * x_grid.size + b + 1) / total,
-                         f"bandwidths σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}")
+    if label == "exact":
+        E = residual_columns(null, base.residuals, base.p, n_resamples,
+                             np.random.default_rng(seed))
+        for a, sigma_p in enumerate(p_grid):
+            for b, sigma_x in enumerate(x_grid):
+                values[a, b] = variant_statistics(base.at(sigma_p, sigma_x).points, E, variants)
+                if progress is not None:
+                    progress((a * x_grid.size + b + 1) / total,
+                             f"bandwidths σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}")
+    else:
+        pairs = [(sigma_p, sigma_x) for sigma_p in p_grid for sigma_x in x_grid]
+        values[:] = fourier_statistics(
+            base, pairs, n_resamples, variants, n_features, seed,
+            progress=None if progress is None else
+            lambda f: progress(f, f"{label}: all {total} bandwidth pairs, {f:.0%} of the rows")
+        ).reshape(values.shape)
     per_point = np.array([[standardized_maximum(cell) if len(variants) > 1 else cell[0]
                            for cell in row] for row in values])
     p_values = np.array([[resampling_p_value(v[0], v[1:]) for v in row] for row in per_point])

@@ -7,7 +7,7 @@ import pytest
 from scipy.special import expit
 
 from core.klce import klce_grid_test, klce_test
-from core.rff import FourierMap, accumulate, bernoulli_columns
+from core.rff import FourierMap, accumulate, accumulate_maps, bernoulli_columns
 from core.simulations import calibrated_two_features, type_two_paper
 from core.stattests import skce_test
 
@@ -18,7 +18,7 @@ def test_running_sums_equal_the_literal_statistics() -> None:
     points = rng.standard_normal((n, d))
     p = expit(points[:, 0])
     e = (rng.random(n) < p) - p
-    fourier = FourierMap.draw(d, 64, seed=1)
+    fourier = FourierMap.draw(d, 64, seed=1, dtype=np.float64)  # the algebra, unrounded
     sums = accumulate(points, bernoulli_columns(p, e, 5), fourier, seed=2, chunk_rows=70)
     # the resampled columns, redrawn exactly as the chunks drew them
     E = np.vstack([bernoulli_columns(p, e, 5)(slice(s, min(s + 70, n)),
@@ -116,3 +116,47 @@ def test_grid_test_under_rff_matches_the_exact_verdict() -> None:
     # under "auto" a null without a chunked version stays exact, whatever the size
     permutation = klce_grid_test(p, y, X, null="permutation", n_resamples=20)
     assert permutation.aggregated.parameters["computation"] == "exact"
+
+
+def test_single_precision_features_move_the_statistic_far_less_than_the_null_spread() -> None:
+    """float32 φ (the default) against float64 φ on the same W, b and resamples: the rounding
+    (≈ 1e-6 relative) must be negligible beside the null's spread and the O(1/√D) error."""
+    p, y, X = type_two_paper(np.random.default_rng(3), n=2000, d=3)
+    points = np.column_stack([p, X]) / 0.5
+    e = y - p
+    columns = bernoulli_columns(p, e, 50)
+    single, double = (accumulate(points, columns, FourierMap.draw(4, 512, 0, dtype), seed=0)
+                      for dtype in (np.float32, np.float64))
+    spread = np.std(double.plain()[1:])
+    np.testing.assert_allclose(single.plain(), double.plain(), rtol=0, atol=1e-4 * spread)
+    np.testing.assert_allclose(single.centred(), double.centred(), rtol=0, atol=1e-4 * spread)
+
+
+def test_one_pass_for_many_maps_equals_one_pass_each() -> None:
+    rng = np.random.default_rng(4)
+    points = rng.standard_normal((500, 3))
+    p = expit(points[:, 0])
+    columns = bernoulli_columns(p, (rng.random(500) < p) - p, 7)
+    fourier = FourierMap.draw(3, 64, seed=5)
+    bandwidths = np.array([[1.0, 1.0, 1.0], [0.5, 2.0, 2.0], [0.3, np.inf, np.inf]])
+    together = accumulate_maps(points, columns, fourier, bandwidths, seed=6, chunk_rows=128)
+    for sigma, sums in zip(bandwidths, together, strict=True):
+        alone = accumulate(points / sigma, columns, fourier, seed=6, chunk_rows=128)
+        spread = np.std(alone.plain()[1:])
+        np.testing.assert_allclose(sums.plain(), alone.plain(), rtol=0, atol=1e-4 * spread)
+    # an infinite bandwidth drops its coordinates: the map equals one drawn without them
+    dropped = FourierMap(fourier.weights[:1])
+    reference = accumulate(points[:, :1] / 0.3, columns, dropped, seed=6, chunk_rows=128)
+    np.testing.assert_allclose(together[2].plain(), reference.plain(), rtol=0,
+                               atol=1e-4 * np.std(reference.plain()[1:]))
+
+
+def test_a_grid_cell_equals_the_single_test_at_its_bandwidths() -> None:
+    p, y, X = type_two_paper(np.random.default_rng(2), n=600, d=3)
+    grid = klce_grid_test(p, y, X, null="consistency", n_resamples=60, computation="rff",
+                          n_features=256, seed=3)
+    sigma_p, sigma_x = grid.prob_bandwidths[1], grid.feature_bandwidths[3]
+    single = klce_test(p, y, X, sigma_p, sigma_x, null="consistency", n_resamples=60,
+                       computation="rff", n_features=256, seed=3)
+    assert grid.p_values[1, 3] == single.p_value
+    assert grid.statistics[1, 3] == pytest.approx(single.statistic, rel=1e-12)
