@@ -32,6 +32,7 @@ import pandas as pd
 
 from core import clinical, cumulative, local, metrics
 from core._validation import check_choice, check_count, check_positive
+from core.computation import COMPUTATIONS, exact_seconds
 from core.data import AuditData
 from core.embedding import (
     Embedding,
@@ -59,6 +60,10 @@ CURVE_GAMMAS = tuple(float(g) for g in np.logspace(-3, 1.5, 13))
 LCE_BINS = 15
 #: Most bootstrap resamples of the extended metrics (each refits every curve).
 EXTENDED_RESAMPLES = 100
+#: Random Fourier features per point of the KLCE bandwidth grid when the grid runs
+#: approximately: 25 statistics share one pass, so D is 4× below the single test's default
+#: (the RFF study, README: power at D = 256 equals D = 1,024's within its error).
+GRID_FEATURES = 256
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,8 @@ class AuditSettings:
     features: tuple[str, ...] | None = None
     null: str = DEFAULT_NULL
     grid_resamples: int = 200
+    computation: str = "auto"
+    grid_features: int = GRID_FEATURES
     embedding: str = "pca"
     gamma: float = 0.2
     subgroup_ranges: int = 4
@@ -95,9 +102,11 @@ class AuditSettings:
         check_choice(self.part, PARTS, "part", f"choose one of {', '.join(PARTS)}")
         check_choice(self.null, NULLS, "null", f"choose one of {', '.join(NULLS)}")
         check_choice(self.embedding, ("pca", "tsne", "umap"), "embedding method")
+        check_choice(self.computation, COMPUTATIONS, "computation",
+                     f"choose one of {', '.join(COMPUTATIONS)}")
         for name, minimum in (("n_bins", 1), ("n_bootstrap", 0), ("test_resamples", 1),
                               ("group_bins", 1), ("grid_resamples", 1),
-                              ("subgroup_ranges", 1), ("seed", 0)):
+                              ("subgroup_ranges", 1), ("seed", 0), ("grid_features", 2)):
             check_count(name, getattr(self, name), minimum)
         check_positive("gamma", self.gamma)
         if not 0.0 < self.alpha < 1.0:
@@ -332,11 +341,20 @@ def reliability_section(data: AuditData, settings: AuditSettings) -> Reliability
 
 def klce_grid(data: AuditData, features: tuple[str, ...], class_index: int | None,
               null: str, n_resamples: int, seed: int = 0,
-              progress: Progress | None = None) -> GridTestResult:
-    """The Trust page's bandwidth grid and aggregated KLCE test."""
+              progress: Progress | None = None, computation: str = "auto",
+              n_features: int = GRID_FEATURES) -> GridTestResult:
+    """The Trust page's bandwidth grid and aggregated KLCE test (``computation``: see
+    :mod:`core.computation`; random Fourier features with ``n_features`` per grid point)."""
     probs, y, X, spec = local_inputs(data, features, class_index)
     return local.klce_grid_test(probs, y, X, null=null, n_resamples=n_resamples, seed=seed,
-                                progress=progress, spec=spec)
+                                progress=progress, spec=spec, computation=computation,
+                                n_features=n_features)
+
+
+def grid_exact_seconds(data: AuditData, n_resamples: int, grid_points: int = 25) -> float:
+    """Estimated time of the exact bandwidth grid on ``data`` here (each point a pass over
+    B + 1 columns plus the centred statistic's row sums)."""
+    return exact_seconds(data.n, (n_resamples + 2) * grid_points)
 
 
 def lcb_bandwidths(reference: AuditData, features: tuple[str, ...],
@@ -459,7 +477,8 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     report(0.25, "Trust test: KLCE² over the bandwidth grid…")
     grid = klce_grid(data, features, settings.class_index, settings.null,
                      settings.grid_resamples, settings.seed,
-                     progress=lambda f, m: report(0.25 + 0.35 * f, f"Trust test: {m}"))
+                     progress=lambda f, m: report(0.25 + 0.35 * f, f"Trust test: {m}"),
+                     computation=settings.computation, n_features=settings.grid_features)
     report(0.6, "Local bias: cross-validated bandwidths and LCB…")
     bias = lcb_section(audit, features, settings.class_index, settings.subgroup_ranges)
     report(0.75, "LCE landscape: map of the audit features and MLCE over γ…")

@@ -69,3 +69,17 @@ def choose(computation: str, n: int, columns: int, n_features: int,
     return (f"rff({n_features})",
             f"the exact test would take about {estimate:,.0f} s here (over {AUTO_SECONDS:g} s); "
             f"random Fourier features keep the level exact")
+
+
+def summary(parameters: dict) -> str:
+    """One sentence for a page or report: which computation ran and why, from a result's
+    ``parameters`` (``"computation"``, ``"computation_reason"``)."""
+    label = parameters.get("computation", "exact")
+    reason = parameters.get("computation_reason", "")
+    if label.startswith("rff("):
+        what = f"with random Fourier features (D = {label[4:-1]})"
+    elif label.startswith("block("):
+        what = f"with the linear-time block estimator (blocks of {label[6:-1]} rows)"
+    else:
+        what = "exactly"
+    return f"Computed {what}: {reason}." if reason else f"Computed {what}."

@@ -81,10 +81,11 @@ def median_bandwidths(fingerprint: str, features: tuple[str, ...], class_index: 
 @st.cache_data(show_spinner="Running the KLCE test…", max_entries=64)
 def klce_test(fingerprint: str, features: tuple[str, ...], class_index: int | None,
               prob_bandwidth: float, feature_bandwidth: float, null: str, n_resamples: int,
-              _data: AuditData) -> TestResult:
+              _data: AuditData, computation: str = "auto") -> TestResult:
     probs, y, X, spec = audit.local_inputs(_data, features, class_index)
     return local.klce_test(probs, y, X, null=null, n_resamples=n_resamples,
-                           spec=spec.with_bandwidths(prob_bandwidth, feature_bandwidth))
+                           spec=spec.with_bandwidths(prob_bandwidth, feature_bandwidth),
+                           computation=computation)
 
 
 class ProcessMemo:
@@ -113,12 +114,13 @@ _EMBEDDINGS = ProcessMemo(limit=8)
 
 def klce_grid(fingerprint: str, features: tuple[str, ...], class_index: int | None, null: str,
               n_resamples: int, data: AuditData,
-              progress: Callable[[float, str], None] | None = None) -> GridTestResult:
+              progress: Callable[[float, str], None] | None = None,
+              computation: str = "auto") -> GridTestResult:
     """The bandwidth-grid test, memoised per process (:class:`ProcessMemo`)."""
     return _GRIDS.get(
-        (fingerprint, features, class_index, null, n_resamples),
+        (fingerprint, features, class_index, null, n_resamples, computation),
         lambda: audit.klce_grid(data, features, class_index, null, n_resamples,
-                                progress=progress),
+                                progress=progress, computation=computation),
     )
 
 

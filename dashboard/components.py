@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.computation import summary
 from core.data import AuditData, ValidationNote
 from core.figure_style import apply_style
 from core.report.export import (
@@ -15,7 +16,7 @@ from core.report.export import (
     export_figure,
     static_unavailable_reason,
 )
-from dashboard.state import export_file, set_export_file
+from dashboard.state import export_file, request_exact, set_export_file
 
 
 def dataset_card(audit: AuditData, source: str) -> None:
@@ -111,3 +112,28 @@ def export_control(figure: go.Figure, key: str, caption: str = "", title: str = 
             st.download_button(f"Download {prepared[0]}", prepared[1], file_name=prepared[0],
                                mime=MIME_TYPES[fmt], on_click="ignore",
                                key=f"{key}_export_download", icon=":material/download:")
+
+
+def computation_note(parameters: dict, key: str, fingerprint: str,
+                     exact_estimate: float) -> None:
+    """One sentence on which computation ran (:func:`core.computation.summary`) and, when it
+    was an approximation, a button that reruns the page exactly, with its estimated time."""
+    if parameters.get("computation", "exact") == "exact":
+        st.caption(summary(parameters))
+        return
+    left, right = st.columns([3, 1])
+    left.info(summary(parameters), icon=":material/speed:")
+    if right.button(f"Run exact (about {duration(exact_estimate)} here)", key=f"{key}_exact",
+                    help="The exact O(n²) kernel sums through the tile engine (or the "
+                         "configured Dask cluster / GPU); the page waits until they finish."):
+        request_exact(key, fingerprint)
+        st.rerun()
+
+
+def duration(seconds: float) -> str:
+    """``"40 s"``, ``"12 min"``, ``"3.5 h"``: an estimated time for a button or caption."""
+    if seconds < 90:
+        return f"{max(seconds, 1):.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

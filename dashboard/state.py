@@ -146,3 +146,18 @@ def recalibration_comparison():
 def set_recalibration_comparison(table) -> None:
     """Hand a recalibration comparison table to the report (``None`` removes it)."""
     st.session_state[_RECALIBRATION] = table
+
+
+# --------------------------------------------------------------------------- computations
+
+_EXACT = "exact_requested"
+
+
+def exact_requested(key: str, fingerprint: str) -> bool:
+    """Whether the user asked for the exact computation of ``key`` on this dataset."""
+    return (key, fingerprint) in st.session_state.get(_EXACT, set())
+
+
+def request_exact(key: str, fingerprint: str) -> None:
+    """Remember that the exact computation of ``key`` is wanted on this dataset."""
+    st.session_state[_EXACT] = st.session_state.get(_EXACT, set()) | {(key, fingerprint)}

@@ -15,7 +15,9 @@ Scores per method (the ``table`` columns):
   fitted on the calibration rows;
 * ``klce_p`` — the aggregated bandwidth-grid KLCE test (:func:`core.klce.klce_grid_test`,
   3 × 3 grid: the median heuristic × (½, 1, 2) for each kernel, ``n_resamples`` shared
-  resamples, default null) over the chosen features; for multiclass problems on the
+  resamples, default null, ``computation="auto"`` with :data:`core.audit.GRID_FEATURES`
+  random features when approximate) over the chosen features, on at most
+  :data:`KERNEL_ROWS` test rows (:func:`kernel_rows`); for multiclass problems on the
   top-label pair (confidence, correct);
 * ``max_group_mce`` — the largest MCE (5 equal-width bins, :data:`GROUP_BINS`) over the
   levels with at least 30 test rows of each chosen group attribute (Luo et al., Table 1);
@@ -37,6 +39,7 @@ import pandas as pd
 
 from core import metrics
 from core._validation import check_count, check_positive, check_seed
+from core.audit import GRID_FEATURES
 from core.data import AuditData
 from core.embedding import fit_embedding
 from core.groups import iter_groups
@@ -65,6 +68,10 @@ GROUP_BINS = 5
 #: page's 5 × 5 grid costs 25 kernel passes per method; 9 keep a comparison of many methods
 #: within a minute at 5,000 test rows).
 KLCE_FACTORS = (0.5, 1.0, 2.0)
+#: At most this many test rows (a seeded sample, the same for every method) enter the KLCE
+#: test: a valid test on a random subset, with ample power at this size; above it the test's
+#: kernel passes would dominate a comparison of many methods at 10⁵–10⁶ rows.
+KERNEL_ROWS = 50_000
 METRICS = ("accuracy", "brier", "nll", "ece", "mce", "mlce", "klce_p", "max_group_mce",
            "fit_seconds")
 #: Direction of "better" for every column: +1 higher is better, −1 lower is better, 0 neither
@@ -200,7 +207,9 @@ def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
     row["mlce"] = np.nan if coords is None else mlce(conf, correct, coords, gamma, N_BINS)
     X = test.feature_matrix(features) if features else None
     p, t = (probs[:, 1], y) if test.is_binary else (conf, correct.astype(np.int64))
-    row["klce_p"] = klce_p_value(p, t, X, n_resamples, seed)
+    rows = kernel_rows(test.n, seed)
+    row["klce_p"] = klce_p_value(p[rows], t[rows], None if X is None else X[rows], n_resamples,
+                                 seed)
     worst = np.nan
     for column in groups:
         for _, mask in iter_groups(test.groups[column].to_numpy(), MIN_GROUP_ROWS):
@@ -208,6 +217,14 @@ def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
             worst = value if np.isnan(worst) else max(worst, value)
     row["max_group_mce"] = worst
     return row
+
+
+def kernel_rows(n: int, seed: int) -> np.ndarray | slice:
+    """The test rows of the KLCE test: all of them up to :data:`KERNEL_ROWS`, else a seeded
+    sample of that size in row order."""
+    if n <= KERNEL_ROWS:
+        return slice(None)
+    return np.sort(np.random.default_rng([seed, n]).choice(n, KERNEL_ROWS, replace=False))
 
 
 def klce_p_value(p: np.ndarray, t: np.ndarray, X: np.ndarray | None, n_resamples: int,
@@ -219,7 +236,8 @@ def klce_p_value(p: np.ndarray, t: np.ndarray, X: np.ndarray | None, n_resamples
         if np.isfinite(base.feature_bandwidth) else None
     grid = klce_grid_test(p, t, X, prob_bandwidths=bandwidth_grid(base.prob_bandwidth,
                                                                   KLCE_FACTORS),
-                          feature_bandwidths=x_grid, n_resamples=n_resamples, seed=seed)
+                          feature_bandwidths=x_grid, n_resamples=n_resamples, seed=seed,
+                          n_features=GRID_FEATURES)
     return grid.aggregated.p_value
 
 
@@ -336,8 +354,11 @@ def compare(
                                                         if m not in skipped]])]
     table = _summarise(frame, n_splits)
     first_probs = {name: first_probs[name] for name in table["method"]}
+    sampled = () if first_test.n <= KERNEL_ROWS else (
+        f"The KLCE test ran on a seeded sample of {KERNEL_ROWS:,} of the {first_test.n:,} test "
+        "rows, the same rows for every method.",)
     return Comparison(table, first_probs, first_test, first_coords, features, groups,
-                      float(gamma), n_splits, n_resamples, skipped, (note,))
+                      float(gamma), n_splits, n_resamples, skipped, (note, *sampled))
 
 
 def _extras(data: AuditData, features: tuple[str, ...], groups: tuple[str, ...]) -> dict:

@@ -7,12 +7,14 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from core.audit import grid_exact_seconds
+from core.computation import exact_seconds
 from core.figure_style import caption_text
 from core.figures import null_histogram_figure, p_value_heatmap_figure
 from core.klce import DEFAULT_NULL, NULL_EXPLANATIONS, NULLS
 from dashboard import cache
-from dashboard.components import analysis_part, chart, class_picker, verdict
-from dashboard.state import active_audit
+from dashboard.components import analysis_part, chart, class_picker, computation_note, verdict
+from dashboard.state import active_audit, exact_requested
 
 FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 8.0)
 #: Resamples of the 25-point bandwidth grid (each grid point is one tile-engine pass).
@@ -61,10 +63,14 @@ st.markdown(
     "resamples, and the **aggregated test** compares the largest standardised statistic over "
     "the grid with the same maximum over the resamples — a controlled level, no free choice."
 )
+grid_computation = "exact" if exact_requested("trust_grid", data.fingerprint) else "auto"
 bar = st.progress(0.0, text="Bandwidth grid…")
 grid = cache.klce_grid(data.fingerprint, features, class_index, null, GRID_RESAMPLES, data,
-                       progress=lambda fraction, message: bar.progress(fraction, text=message))
+                       progress=lambda fraction, message: bar.progress(fraction, text=message),
+                       computation=grid_computation)
 bar.empty()
+computation_note(grid.aggregated.parameters, "trust_grid", data.fingerprint,
+                 grid_exact_seconds(data, GRID_RESAMPLES, grid.p_values.size))
 verdict(grid.aggregated.p_value, alpha,
         reject=f"Not locally calibrated over {scope} for {subject}: the aggregated KLCE test "
                "rejects",
@@ -94,8 +100,11 @@ if features:
         format_func=lambda f: f"{factor_label(f)} ({base_x * f:.3g})",
         help="Multiples of the median heuristic, in standard deviations of the features.")
 sigma_p, sigma_x = base_p * factor_p, (base_x * factor_x if features else np.inf)
+single_computation = "exact" if exact_requested("trust_single", data.fingerprint) else "auto"
 result = cache.klce_test(data.fingerprint, features, class_index, sigma_p, sigma_x, null,
-                         n_resamples, data)
+                         n_resamples, data, computation=single_computation)
+computation_note(result.parameters, "trust_single", data.fingerprint,
+                 exact_seconds(data.n, n_resamples + 2))
 verdict(result.p_value, alpha,
         reject="At these bandwidths the KLCE test rejects local calibration",
         accept="At these bandwidths the KLCE test finds no evidence of local miscalibration",
