@@ -120,6 +120,11 @@ def set(name: str = "threads", client: object | None = None,  # noqa: A001 — e
     return chosen
 
 
+def reset() -> None:
+    """Forget this context's choice: :func:`current` names the environment's engine again."""
+    _CHOSEN.set(None)
+
+
 @contextmanager
 def use(name: str, client: object | None = None, dtype: str = "float64") -> Iterator[Engine]:
     """Run the block's kernel sums on another engine, then restore the previous choice."""

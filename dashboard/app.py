@@ -10,6 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.components import dataset_card
+from dashboard.compute import apply_engine, engine_sidebar
 from dashboard.guard import run_page
 from dashboard.state import active_audit, active_source
 
@@ -43,6 +44,8 @@ with st.sidebar:
     card = st.empty()
 with card.container():
     dataset_card(active_audit(), active_source())
+apply_engine()
+engine_sidebar()
 run_page(navigation.run, navigation.title, active_source)
 with card.container():
     dataset_card(active_audit(), active_source())

@@ -161,3 +161,15 @@ def exact_requested(key: str, fingerprint: str) -> bool:
 def request_exact(key: str, fingerprint: str) -> None:
     """Remember that the exact computation of ``key`` is wanted on this dataset."""
     st.session_state[_EXACT] = st.session_state.get(_EXACT, set()) | {(key, fingerprint)}
+
+
+_ENGINE = "compute_engine"
+
+
+def engine_choice() -> tuple[str | None, str | None]:
+    """``(engine name, Dask address)`` chosen in the sidebar, or ``(None, None)``."""
+    return st.session_state.get(_ENGINE, (None, None))
+
+
+def set_engine_choice(name: str, address: str | None) -> None:
+    st.session_state[_ENGINE] = (name, address)
