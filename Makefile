@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
 
-.PHONY: run test lint e2e benchmarks venv clean
+.PHONY: test-scale run test lint e2e benchmarks venv clean
 
 venv: $(STAMP)
 
@@ -29,6 +29,9 @@ lint: $(STAMP)
 
 e2e: $(STAMP)
 	$(BIN)/python -m pytest tests/e2e
+
+test-scale: $(STAMP)
+	$(BIN)/python -m pytest -m scale -s tests/e2e/test_browser_scale.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
