@@ -59,7 +59,7 @@ class SortedScore:
 
     def __init__(self, conf: np.ndarray, outcome: np.ndarray) -> None:
         n = conf.shape[0]
-        order = np.argsort(conf, kind="stable")
+        order = np.argsort(conf)  # any order within ties: every cut falls between runs
         self.n = n
         self.n_blocks = n // _PREFIX_BLOCK + 1  # ≥ 1 spare slot, so position n is in a block
         size = self.n_blocks * _PREFIX_BLOCK
