@@ -36,7 +36,7 @@ def percent_levels(n_bins: int) -> np.ndarray:
 
 
 def raw_edges(conf: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
-    """``n_bins + 1`` edges before empty quantile bins are merged (scikit-learn's edges)."""
+    """``n_bins + 1`` edges before the tie rule: scikit-learn's edges (``calibration_curve``)."""
     if strategy == "uniform":
         return np.linspace(0.0, 1.0, n_bins + 1)
     return np.percentile(conf, percent_levels(n_bins))
@@ -52,13 +52,74 @@ def bin_indices(conf: ArrayLike, edges: ArrayLike) -> np.ndarray:
     return np.searchsorted(edges[1:-1], np.asarray(conf, dtype=np.float64), side="left")
 
 
+def run_sides(first: np.ndarray, size: np.ndarray, n: int, n_bins: int) -> np.ndarray:
+    """Side of the equal-mass cut ``j`` (axis −1, ``j = 1 … K−1``) on which a tied run falls.
+
+    A run of ``size`` equal confidences starting at sorted position ``first`` (0-based, rows
+    counted with their multiplicity) has mid-rank ``m = first + (size − 1)/2``; cut j sits at
+    numpy's virtual index ``v_j = (n − 1)·j/K``. The run is **below** the cut when ``m < v_j``
+    and **above** when ``m > v_j``; when ``m = v_j`` exactly it goes to the side of the median
+    (above for ``2j < K``, below for ``2j > K``) and for the middle cut ``2j = K`` the cut is
+    dropped (the two middle bins merge). Returns −1 (below), +1 (above) or 0 (dropped). Compared in
+    integers, ``(2·first + size − 1)·K`` against ``2(n − 1)·j``, so the rule is exact and
+    mirror-symmetric: under ``c → 1 − c`` positions map to ``n − 1 − position``, ``m`` to
+    ``n − 1 − m`` and cut j to cut ``K − j``, so every run changes side with its cut.
+    """
+    j = np.arange(1, n_bins)
+    key = (2.0 * first + size - 1.0) * n_bins - 2.0 * (n - 1) * j
+    return np.where(key != 0, np.sign(key), np.sign(n_bins - 2 * j)).astype(np.int64)
+
+
+def cut_positions(sides: np.ndarray, run_first: np.ndarray, run_end: np.ndarray) -> np.ndarray:
+    """Rows below each cut (sorted positions; axis −1 the K − 1 cuts) from :func:`run_sides`:
+    a run below its cut puts the cut at its end, above at its start; a dropped (middle) cut
+    takes the position of the cut before it, leaving an empty bin that merges."""
+    cuts = np.where(sides < 0, run_end, run_first)
+    n_bins = sides.shape[-1] + 1
+    if n_bins % 2 == 0:  # only the middle cut (index K/2 − 1) can be dropped
+        mid = n_bins // 2 - 1
+        before = cuts[..., mid - 1] if mid > 0 else 0
+        cuts[..., mid] = np.where(sides[..., mid] == 0, before, cuts[..., mid])
+    # The cuts are non-decreasing for n ≥ 2 (v_j increases with j); one row (all v_j = 0)
+    # would put the run below the low cuts and above the high ones: one bin.
+    return np.maximum.accumulate(cuts, axis=-1)
+
+
+def quantile_cuts(sorted_conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """Rows below each of the ``n_bins − 1`` inner equal-mass cuts of sorted confidences
+    (non-decreasing; equal neighbours leave empty bins, which merge): the tie rule of
+    :func:`run_sides` on the run holding sorted position ``⌊(n − 1)j/K⌋``."""
+    n = sorted_conf.shape[0]
+    starts = np.flatnonzero(np.concatenate([[True], sorted_conf[1:] != sorted_conf[:-1]]))
+    ends = np.append(starts[1:], n)
+    target = (n - 1) * np.arange(1, n_bins) // n_bins
+    run = np.searchsorted(starts, target, side="right") - 1
+    first, end = starts[run], ends[run]
+    return cut_positions(run_sides(first, end - first, n, n_bins), first, end)
+
+
+def quantile_ids(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """Equal-mass bin (0 … K−1, some possibly empty) of every row by :func:`quantile_cuts`."""
+    order = np.argsort(conf)  # any order within ties: cuts fall between runs only
+    cuts = quantile_cuts(conf[order], n_bins)
+    ids = np.empty(conf.shape[0], dtype=np.int64)
+    ids[order] = np.searchsorted(cuts, np.arange(conf.shape[0]), side="right")
+    return ids
+
+
 def bin_edges(conf: ArrayLike, n_bins: int = 15, strategy: str = "uniform") -> np.ndarray:
     """Edges of the bins of a reliability table, ``0 = e_0 < … ≤ e_K = 1``.
 
     ``"uniform"``: ``linspace(0, 1, n_bins + 1)`` (bins may be empty). ``"quantile"``: the
-    ``100·j/n_bins`` percentiles of ``conf`` (linear interpolation); of the inner edges only
-    those that close a non-empty bin are kept, so every bin holds at least one confidence and
-    the rows fall into exactly the non-empty bins of ``calibration_curve(strategy="quantile")``.
+    rows are cut on their sorted order by the tie rule of :func:`run_sides` (a tied run is
+    never split; it goes to the side of the cut that holds its mid-rank), empty bins merge,
+    so every bin holds at least one confidence. Between the largest confidence ``u`` below a
+    cut and the smallest ``w`` above it the edge is numpy's ``100·j/K`` percentile (linear
+    interpolation, the first j that cuts there) when ``u ≤ e_j < w`` — always without ties,
+    unless a row sits exactly on an edge below the median — else the midpoint ``(u + w)/2``
+    (``u`` if that rounds to ``w``). With these edges :func:`bin_indices` puts every row in
+    its bin, and without ties the bins are those of ``calibration_curve(strategy="quantile")``
+    unless a row sits exactly on a percentile edge at or below the median.
     """
     n_bins = check_count("n_bins", n_bins, 1)
     check_strategy(strategy)
@@ -68,19 +129,26 @@ def bin_edges(conf: ArrayLike, n_bins: int = 15, strategy: str = "uniform") -> n
     raw = raw_edges(conf, n_bins, strategy)
     if strategy == "uniform":
         return raw
-    counts = np.bincount(bin_indices(conf, raw), minlength=n_bins)
-    occupied = np.flatnonzero(counts)
-    # The upper edge of every occupied bin but the last closes it; empty bins in between
-    # merge into the next occupied bin without moving any row.
-    inner = raw[1:-1][occupied[:-1]]
+    ordered = np.sort(conf)
+    cuts = quantile_cuts(ordered, n_bins)
+    inner = []
+    for position in np.unique(cuts[(cuts > 0) & (cuts < conf.size)]):
+        u, w = ordered[position - 1], ordered[position]
+        edge = raw[1 + np.argmax(cuts == position)]  # the first cut j at this position
+        if not u <= edge < w:
+            edge = u + (w - u) / 2
+            edge = edge if edge < w else u
+        inner.append(edge)
     return np.concatenate([[0.0], inner, [1.0]])
 
 
 def bin_sums(
     conf: np.ndarray, outcome: np.ndarray, n_bins: int, strategy: str
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-bin ``(n_b, Σ c_i, Σ o_i)`` on scikit-learn's edges (empty bins have n_b = 0)."""
-    ids = bin_indices(conf, raw_edges(conf, n_bins, strategy))
+    """Per-bin ``(n_b, Σ c_i, Σ o_i)`` over ``n_bins`` bins (empty bins have n_b = 0):
+    uniform edges, or the equal-mass cuts of :func:`quantile_cuts`."""
+    ids = (quantile_ids(conf, n_bins) if strategy == "quantile"
+           else bin_indices(conf, raw_edges(conf, n_bins, strategy)))
     counts = np.bincount(ids, minlength=n_bins).astype(np.float64)
     return (counts, np.bincount(ids, weights=conf, minlength=n_bins),
             np.bincount(ids, weights=outcome, minlength=n_bins))

@@ -1,7 +1,7 @@
 """The vectorised bootstrap of the metrics table (private to :mod:`core.metrics`).
 
 Each block of resamples is a matrix of row multiplicities, and every binned statistic of every
-resample — quantile edges recomputed inside the resample included — comes out of prefix sums
+resample — quantile cuts recomputed inside the resample included — comes out of prefix sums
 over the rows sorted by confidence, with no Python loop over resamples.
 """
 
@@ -13,10 +13,11 @@ import numpy as np
 
 from core._binning import (
     ace_from_sums,
+    cut_positions,
     debiased_from_sums,
     ece_from_sums,
     mce_from_sums,
-    percent_levels,
+    run_sides,
 )
 from core._metric_descriptions import METRIC_KEYS
 from core._scores import (
@@ -46,31 +47,29 @@ def bootstrap_blocks(n: int, n_resamples: int, seed: int | None) -> Iterator[np.
         yield rng.integers(0, n, size=(min(block, n_resamples - start), n))
 
 
-def _lerp(a: np.ndarray, b: np.ndarray, gamma: np.ndarray) -> np.ndarray:
-    """NumPy's "linear" quantile interpolation, including its two-sided form for γ ≥ ½."""
-    diff = b - a
-    return np.where(gamma >= 0.5, b - diff * (1.0 - gamma), a + diff * gamma)
-
-
 class SortedScore:
     """One (confidence, outcome) vector, prepared to bin many weighted resamples at once.
 
     A resample is a row of multiplicities ``w_j`` over the rows sorted by confidence. Every
     quantity needed — bin counts ``Σ w_j``, ``Σ w_j c_j``, ``Σ w_j o_j`` between two sorted
-    positions, and the order statistics behind the quantile edges — is a prefix sum at a few
+    positions, and the order statistics behind the quantile cuts — is a prefix sum at a few
     positions. Prefix sums come from totals of blocks of ``_PREFIX_BLOCK`` consecutive rows plus
     the partial block before the position, so no ``(resamples × n)`` cumulative sum is formed.
     """
 
     def __init__(self, conf: np.ndarray, outcome: np.ndarray) -> None:
         n = conf.shape[0]
-        order = np.argsort(conf, kind="stable")
+        order = np.argsort(conf)  # any order within ties: every cut falls between runs
         self.n = n
         self.n_blocks = n // _PREFIX_BLOCK + 1  # ≥ 1 spare slot, so position n is in a block
         size = self.n_blocks * _PREFIX_BLOCK
         # Index n of a resample's weight row is a zero column that pads the last block.
         self.order = np.concatenate([order, np.full(size - n, n)])
         self.conf = conf[order]
+        # Runs of tied confidences in sorted order: run of each position, first and end.
+        starts = np.flatnonzero(np.concatenate([[True], self.conf[1:] != self.conf[:-1]]))
+        self.run_of = np.cumsum(np.concatenate([[False], self.conf[1:] != self.conf[:-1]]))
+        self.run_first, self.run_end = starts, np.append(starts[1:], n)
         values = np.zeros((2, size))
         values[0, :n] = self.conf
         values[1, :n] = outcome[order]
@@ -90,7 +89,8 @@ class SortedScore:
 
     def _order_statistics(self, w: np.ndarray, prefix_w: np.ndarray,
                           t: np.ndarray) -> np.ndarray:
-        """The t-th smallest confidence (0-based) of every resample; ``t`` is (Q,) ints."""
+        """Sorted position of the t-th smallest row (0-based, rows counted with their
+        multiplicity) of every resample; ``t`` is (Q,) ints → (resamples, Q)."""
         rows, n = w.shape[0], self.n
         # Block holding the t-th value: the last b with prefix_w[b] ≤ t, found for all rows
         # by one search of the concatenated rows (row r shifted by r(n + 1)).
@@ -101,31 +101,30 @@ class SortedScore:
         row = np.arange(rows)[:, None]
         running = prefix_w[row, block][..., None] + np.cumsum(w[row, block], axis=-1)
         inside = (running <= t[None, :, None]).sum(axis=-1)
-        return self.conf[block * _PREFIX_BLOCK + inside]
+        return block * _PREFIX_BLOCK + inside
 
-    def _quantile_edges(self, w: np.ndarray, prefix_w: np.ndarray, n_bins: int) -> np.ndarray:
-        """``numpy.percentile(resample, levels)`` of every resample, bit for bit.
+    def _quantile_cuts(self, w: np.ndarray, prefix: np.ndarray, n_bins: int) -> np.ndarray:
+        """:func:`core._binning.quantile_cuts` of every resample, as sorted positions.
 
-        Virtual index ``v = (n − 1)q``, neighbours ``⌊v⌋`` and ``⌊v⌋ + 1`` (both ``n − 1`` at
-        the top) and NumPy's lerp — the same steps as ``numpy.percentile``'s "linear" method.
+        The run of tied confidences holding the resample's ``⌊(n − 1)j/K⌋``-th row decides
+        cut j by its mid-rank (:func:`core._binning.run_sides`); its first position and size
+        in the resample are the weight prefix sums at the run's ends.
         """
         n = self.n
-        q = np.true_divide(percent_levels(n_bins), 100)
-        virtual = (n - 1) * q
-        below = np.floor(virtual)
-        top = virtual >= n - 1
-        lo = np.where(top, n - 1, below).astype(np.int64)
-        hi = np.where(top, n - 1, below + 1).astype(np.int64)
-        gamma = np.where(top, float(n), virtual - below)
-        stats_ = self._order_statistics(w, prefix_w, np.concatenate([lo, hi]))
-        return _lerp(stats_[:, : n_bins + 1], stats_[:, n_bins + 1:], gamma)
+        target = (n - 1) * np.arange(1, n_bins) // n_bins
+        run = self.run_of[self._order_statistics(w, prefix[0], target)]
+        first, end = self.run_first[run], self.run_end[run]
+        before = self._prefix_at(w, prefix, np.concatenate([first, end], axis=1))[0]
+        size = before[:, n_bins - 1:] - before[:, : n_bins - 1]
+        return cut_positions(run_sides(before[:, : n_bins - 1], size, n, n_bins), first, end)
 
     def bin_sums(self, weights: np.ndarray, n_bins: int,
                  strategies: tuple[str, ...]) -> dict[str, tuple[np.ndarray, ...]]:
         """Per-bin ``(n_b, Σ c, Σ o)`` of every resample, for each strategy.
 
         ``weights`` is ``(resamples, n + 1)`` row multiplicities in the original row order with
-        a trailing zero column; quantile edges are recomputed inside every resample.
+        a trailing zero column; quantile cuts are recomputed inside every resample
+        (the tie rule of :func:`core._binning.run_sides`).
         """
         rows, n = weights.shape[0], self.n
         w = weights[:, self.order].reshape(rows, self.n_blocks, _PREFIX_BLOCK)
@@ -140,9 +139,7 @@ class SortedScore:
                 cut = np.broadcast_to(np.searchsorted(self.conf, inner, side="right"),
                                       (rows, n_bins - 1))
             else:
-                edges = self._quantile_edges(w, prefix[0], n_bins)
-                cut = np.searchsorted(self.conf, edges[:, 1:-1].ravel(),
-                                      side="right").reshape(rows, n_bins - 1)
+                cut = self._quantile_cuts(w, prefix, n_bins)
             bounds = np.concatenate([np.zeros((rows, 1), dtype=np.int64), cut,
                                      np.full((rows, 1), n, dtype=np.int64)], axis=1)
             at = self._prefix_at(w, prefix, bounds)

@@ -33,6 +33,7 @@ import pandas as pd
 from core import clinical, cumulative, local, metrics
 from core._validation import check_choice, check_count, check_positive
 from core.computation import COMPUTATIONS, exact_seconds
+from core.computation import summary as computation_summary
 from core.data import AuditData
 from core.embedding import (
     Embedding,
@@ -47,7 +48,7 @@ from core.klce import DEFAULT_NULL, NULLS, GridTestResult
 from core.lcb import biased_subgroups
 from core.lce import mlce_curve
 from core.local_kernel import KernelSpec, one_vs_rest
-from core.skce import skce, skce_bootstrap
+from core.skce import skce_summary
 from core.smooth import SmoothReliability, smooth_reliability
 from core.stattests import TestResult, bound_test, hosmer_lemeshow, skce_test
 
@@ -205,23 +206,59 @@ def reference_and_query(audit: AuditData) -> tuple[AuditData, AuditData, str]:
 # --------------------------------------------------------------------------- reliability
 
 
+#: Name of the canonical SKCE row of :func:`metrics_with_skce`.
+SKCE_ROW = "SKCE (unbiased)"
+#: Most bootstrap resamples of the SKCE row (each is a column of one kernel pass).
+SKCE_RESAMPLES = 200
+
+
 def metrics_with_skce(probs: np.ndarray, y: np.ndarray, notion: str, n_bins: int,
-                      strategy: str, n_resamples: int, method: str, seed: int = 0
-                      ) -> pd.DataFrame:
+                      strategy: str, n_resamples: int, method: str, seed: int = 0,
+                      computation: str = "auto") -> pd.DataFrame:
     """:func:`core.metrics.metrics_table` plus the canonical SKCE with its bootstrap interval
-    (at most 200 resamples: each is a column of one kernel pass)."""
+    (at most :data:`SKCE_RESAMPLES` resamples), computed under the ``computation`` rule of
+    :func:`core.stattests.skce_test` (:func:`core.skce.skce_summary`). The SKCE row's
+    ``computation`` and ``computation_reason`` columns say which ran (``"exact"``,
+    ``"rff(1024)"``, ``"block(2)"``) and why; its description ends with that sentence."""
     table = metrics.metrics_table(probs, y, notion=notion, n_bins=n_bins, strategy=strategy,
                                   n_resamples=n_resamples, method=method, seed=seed)
-    low, high = (skce_bootstrap(probs, y, n_resamples=min(n_resamples, 200), method=method,
-                                seed=seed) if n_resamples else (np.nan, np.nan))
+    result = skce_summary(probs, y, n_resamples=min(n_resamples, SKCE_RESAMPLES),
+                          method=method, seed=seed, computation=computation)
+    ran = {"computation": result.computation, "computation_reason": result.reason}
     skce_row = pd.DataFrame([{
-        "metric": "SKCE (unbiased)", "value": skce(probs, y), "ci_low": low,
-        "ci_high": high, "notion": "canonical",
+        "metric": SKCE_ROW, "value": result.value, "ci_low": result.ci_low,
+        "ci_high": result.ci_high, "notion": "canonical",
         "description": "Squared kernel calibration error of the whole probability vector, "
                        "Gaussian kernel with median-heuristic bandwidth (Widmann et al. 2019); "
-                       "0 when calibrated, can be slightly negative.",
+                       "0 when calibrated, can be slightly negative. "
+                       + computation_summary(ran),
+        **ran,
     }])
     return pd.concat([table, skce_row], ignore_index=True)
+
+
+def skce_computation(table: pd.DataFrame, tests: dict[str, TestResult]) -> dict[str, str]:
+    """Which computation ran for the SKCE row of :func:`metrics_with_skce` and the SKCE
+    consistency test of :func:`calibration_tests`, as ``{"computation", "computation_reason"}``
+    (:func:`core.computation.summary` turns it into the page's sentence): ``"exact"`` when
+    both were exact, else the approximation's label, with both reasons."""
+    row = table.loc[table["metric"] == SKCE_ROW].iloc[0]
+    test = tests["consistency"].parameters
+    parts = {"SKCE row": (row["computation"], row["computation_reason"]),
+             "consistency test": (test.get("computation", "exact"),
+                                  test.get("computation_reason", ""))}
+    label = next((lab for lab, _ in parts.values() if lab != "exact"), "exact")
+    reason = "; ".join(f"{name} {lab}, {why}" if why else f"{name} {lab}"
+                       for name, (lab, why) in parts.items())
+    return {"computation": label, "computation_reason": reason}
+
+
+def skce_exact_seconds(n: int, n_classes: int, n_bootstrap: int, test_resamples: int) -> float:
+    """Estimated time here of the exact SKCE row (value and bootstrap) and the exact SKCE
+    consistency test: ``(B + 1)·m`` residual columns each (m = 1 for binary problems)."""
+    m = 1 if n_classes == 2 else n_classes
+    return (exact_seconds(n, (min(n_bootstrap, SKCE_RESAMPLES) + 1) * m)
+            + exact_seconds(n, (test_resamples + 1) * m))
 
 
 def extended_metrics(probs: np.ndarray, y: np.ndarray, notion: str, class_index: int | None,
@@ -247,12 +284,16 @@ def cumulative_path(probs: np.ndarray, y: np.ndarray, notion: str, class_index: 
 
 
 def calibration_tests(probs: np.ndarray, y: np.ndarray, notion: str, class_index: int | None,
-                      n_resamples: int, seed: int = 0) -> dict[str, TestResult]:
+                      n_resamples: int, seed: int = 0, computation: str = "auto"
+                      ) -> dict[str, TestResult]:
     """The SKCE tests (canonical notion), and on the chosen notion Hosmer–Lemeshow, the
     Spiegelhalter z test, Cox's slope/intercept test and the cumulative KS and Kuiper tests.
-    A test that is undefined on these rows (e.g. Cox's with one outcome only) is left out."""
+    A test that is undefined on these rows (e.g. Cox's with one outcome only) is left out.
+    ``computation`` applies to the SKCE consistency test (:func:`core.stattests.skce_test`);
+    the bound test reuses its statistic."""
     conf, outcome = metrics.confidence_outcome(probs, y, notion, class_index)
-    consistency = skce_test(probs, y, n_resamples=n_resamples, seed=seed)
+    consistency = skce_test(probs, y, n_resamples=n_resamples, seed=seed,
+                            computation=computation)
     tests = {
         "consistency": consistency,
         "block": skce_test(probs, y, method="block"),
@@ -325,11 +366,12 @@ def reliability_section(data: AuditData, settings: AuditSettings) -> Reliability
                                       interval=settings.interval, class_index=class_index)
     summary = pd.concat([
         metrics_with_skce(data.probs, data.y, notion, settings.n_bins, settings.strategy,
-                          settings.n_bootstrap, settings.bootstrap_method, settings.seed),
+                          settings.n_bootstrap, settings.bootstrap_method, settings.seed,
+                          settings.computation),
         extended_metrics(data.probs, data.y, notion, class_index, settings.n_bootstrap,
                          settings.bootstrap_method, settings.seed)], ignore_index=True)
     tests = calibration_tests(data.probs, data.y, notion, class_index, settings.test_resamples,
-                              settings.seed)
+                              settings.seed, settings.computation)
     bins = min(settings.n_bins, settings.group_bins)
     groups = {g: group_diagnostics(data, g, notion, class_index, bins, settings.strategy)
               for g in data.groups.columns}

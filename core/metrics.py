@@ -26,31 +26,41 @@ Binning
 Bins are right-closed ``(lower, upper]`` with the first bin closed ``[0, upper]`` — exactly
 scikit-learn's ``calibration_curve`` (a ``searchsorted`` of the confidences on the inner
 edges): a confidence of exactly 1.0 lies in the last bin and 0.0 in the first.
-``strategy="uniform"`` uses the edges ``linspace(0, 1, n_bins + 1)``; ``"quantile"`` uses the
-empirical percentiles of the confidences (``numpy.percentile``, linear interpolation, as
-scikit-learn does), keeps only the edges that close a non-empty bin (so ties never create
-empty bins and the table may have fewer rows) and sets the outer edges to 0 and 1. With
-``b`` a bin holding ``n_b`` of the ``n`` rows, ``p̄_b`` its mean confidence and ``ȳ_b`` its
-mean outcome, the gap is ``ȳ_b − p̄_b``.
+``strategy="uniform"`` uses the edges ``linspace(0, 1, n_bins + 1)``; ``"quantile"`` makes
+equal-mass bins on the sorted order of the confidences with the tie rule below, sets the outer
+edges to 0 and 1 and never leaves a bin empty (the table may have fewer rows). With ``b`` a
+bin holding ``n_b`` of the ``n`` rows, ``p̄_b`` its mean confidence and ``ȳ_b`` its mean
+outcome, the gap is ``ȳ_b − p̄_b``.
 
-Ties in equal-mass bins. A tied run of confidences is never split: all its rows share a bin.
-When many predictions are equal (exact 0s and 1s, a rounded score), several percentile edges
-fall on the same value, the bins between them are empty and merged, so the table has fewer
-than ``n_bins`` rows, and the run lies in the bin its value closes, ``(lower, value]`` — the
-bin *below* an edge equal to its value. Calling the other class positive maps every
-confidence c to 1 − c and right-closed bins to left-closed ones, so a run that sits exactly on
-an inner edge moves to the bin on its other side: with such ties the quantile-binned numbers
-(ECE, MCE, ACE, debiased ECE with ``strategy="quantile"``) can differ between the two
-orientations; equal-width bins do the same for a confidence lying exactly on an edge (e.g.
-0.5). The smooth ECE and the cumulative Kuiper metric do not depend on which class is
-positive (both are tested for it).
+Ties in equal-mass bins (the rule; ``core._binning.run_sides``). A tied run of confidences is
+never split. Sort the rows; a run occupying sorted positions ``a … a + s − 1`` has mid-rank
+``m = a + (s − 1)/2``, and cut ``j = 1 … K−1`` sits at numpy's virtual index
+``v_j = (n − 1)·j/K``. The run lies **below** cut j when ``m < v_j``, **above** when
+``m > v_j``; when ``m = v_j`` exactly (a row, or a run centred, on the cut) it goes towards
+the median (above for ``j < K/2``, below for ``j > K/2``) and a run centred on the median cut
+``j = K/2`` removes that cut (the two middle bins merge). Cuts that coincide leave empty bins,
+which merge. Reflecting the confidences (``c → 1 − c``, i.e. calling the other class positive)
+maps position i to ``n − 1 − i``, ``m`` to ``n − 1 − m`` and cut j to cut ``K − j``, so every
+run changes side with its cut: the bins are mirrored and every quantile-binned number (ECE,
+MCE, ACE, debiased ECE, the table's counts and |gaps|) is the same for either orientation.
+The reported edge between two bins is numpy's percentile of the first cut there
+(``numpy.percentile``, linear interpolation, as scikit-learn uses) when it lies between the
+last confidence below and the first above the cut, else their midpoint. Without ties the
+bins and edges are exactly scikit-learn's ``calibration_curve(strategy="quantile")`` unless a
+row sits exactly on a percentile edge at or below the median ((n − 1)·j/K a whole number,
+j ≤ K/2), where scikit-learn's right-closed bins break the symmetry; with ties scikit-learn
+keeps a run in the bin its value closes, whatever its mass above the edge, so its numbers
+can change with the orientation and ours do not. Equal-width bins are fixed by their edges:
+there a confidence lying exactly on an edge (e.g. 0.5) is in the bin below it, and its mirror
+in the bin above. The smooth ECE and the cumulative Kuiper metric do not depend on which class
+is positive either (tested).
 
 Uncertainty
 -----------
 The per-bin frequency gets a Wilson or Jeffreys interval (:mod:`core.intervals`) and a
 consistency band (Bröcker & Smith 2007); scalar metrics get percentile-bootstrap intervals
 over rows. The bootstrap of :func:`metrics_table` is vectorised: each block of resamples is a
-matrix of row multiplicities, and every binned statistic of every resample — quantile edges
+matrix of row multiplicities, and every binned statistic of every resample — quantile cuts
 recomputed inside the resample included — comes out of prefix sums over the rows sorted by
 confidence, with no Python loop over resamples.
 
@@ -239,7 +249,7 @@ def ace(probs: ArrayLike, y: ArrayLike, n_bins: int = 15) -> float:
         ACE = (1/m) Σ_k (1/R_k) Σ_r |ȳ_{r,k} − p̄_{r,k}|
 
     where the ranges r of class k are the ``n_bins`` quantile bins of ``p_ik`` (``R_k`` of
-    them are non-empty: fewer than ``n_bins`` only when ties merge bins). Every bin counts
+    them are non-empty: fewer than ``n_bins`` only when the tie rule merges bins). Every bin counts
     equally, whatever its size. Binary ``(n,)`` input is read as the two classes ``(1 − p, p)``.
     """
     p, labels = check_probs_labels(probs, y)
@@ -304,8 +314,9 @@ def ece_debiased(
       code's "marginal" mode clips each class at 0 before averaging (via ``max(·, 0)`` in
       ``unbiased_l2_ce``), which re-introduces an upward bias — this function follows the
       paper's unbiased estimator instead;
-    * equal-mass bins use this module's quantile edges (``numpy.percentile``) rather than the
-      reference code's mid-points between order statistics.
+    * equal-mass bins use this module's equal-mass bins (percentile cuts with the tie rule of
+      the module docstring) rather than the reference code's mid-points between order
+      statistics.
     """
     p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
     return binned_metric(p, labels, notion, n_bins, strategy, debiased_from_sums, np.mean)
@@ -394,7 +405,8 @@ def reliability_table(
     Empty bins (possible with ``strategy="uniform"``) are kept as rows with ``count`` 0 and NaN
     in every other statistic, so a plot can skip them; quantile bins are never empty. The
     rows in the non-empty bins agree with ``sklearn.calibration.calibration_curve``
-    (``frequency`` = ``prob_true``, ``mean_confidence`` = ``prob_pred``). A diagram shows one
+    (``frequency`` = ``prob_true``, ``mean_confidence`` = ``prob_pred``), for quantile bins
+    where no tie or row on an edge meets the tie rule (module docstring). A diagram shows one
     confidence per row, so ``notion="classwise"`` needs ``class_index``. The notion and
     settings are stored in ``DataFrame.attrs``.
     """
@@ -490,7 +502,7 @@ def metrics_table(
     ℓ2 ECE (``notion``, equal-mass bins, Kumar et al. 2019). The display names are
     :data:`METRIC_NAMES`. The intervals come from the same ``n_resamples`` bootstrap resamples
     of the rows as :func:`bootstrap_ci` with this ``seed`` draws, computed for all metrics at
-    once (quantile edges are recomputed inside every resample); ``n_resamples=0`` skips the
+    once (quantile cuts are recomputed inside every resample); ``n_resamples=0`` skips the
     bootstrap and leaves the intervals NaN. The notion column says which calibration notion a
     row measures ("n/a" for accuracy, Brier and NLL, which do not bin).
 

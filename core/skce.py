@@ -24,7 +24,11 @@ Binary problems use the equivalent one-dimensional form: with p = P(y = 1), the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
+from scipy import stats
 
 from core._validation import (
     check_choice,
@@ -32,8 +36,10 @@ from core._validation import (
     check_probs_labels,
     probability_matrix,
 )
+from core.computation import choose, exact_seconds
 from core.intervals import bootstrap_interval
 from core.kernels import median_heuristic, quadratic_forms
+from core.rff import CHUNK_ROWS, DEFAULT_FEATURES, FourierMap, chunk_generator
 
 ESTIMATORS = ("unbiased", "biased", "block")
 #: Blocks at most this large are evaluated densely and vectorised over blocks.
@@ -173,3 +179,150 @@ def skce_bootstrap(
     unbiased = draws[0]
     biased = full / n**2  # the SKCE of the empirical distribution: the bootstrap world's truth
     return bootstrap_interval(draws[1:], unbiased, level, method, plugin=biased)
+
+
+# --------------------------------------------------------------------------- at scale
+
+
+@dataclass(frozen=True)
+class SkceSummary:
+    """The unbiased SKCE with its bootstrap interval and the computation that produced them.
+
+    ``computation`` is ``"exact"``, ``"rff(D)"`` or ``"block(b)"`` (:mod:`core.computation`);
+    ``reason`` says why it was chosen; ``exact_seconds`` is the estimated time of the exact
+    value and interval on this machine (what a "run exact" button would cost).
+    """
+
+    value: float
+    ci_low: float
+    ci_high: float
+    bandwidth: float
+    computation: str
+    reason: str
+    exact_seconds: float
+
+
+def skce_summary(
+    probs: np.ndarray,
+    y: np.ndarray,
+    bandwidth: float | None = None,
+    n_resamples: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+    method: str = "basic",
+    computation: str = "auto",
+    n_features: int = DEFAULT_FEATURES,
+) -> SkceSummary:
+    """The unbiased SKCE and its bootstrap interval under the ``computation`` rule of
+    :func:`core.stattests.skce_test` (:func:`core.computation.choose`, one decision for value
+    and interval, sized by the ``(B + 1)·m`` residual columns of the exact bootstrap).
+
+    * ``"exact"``: :func:`skce` and :func:`skce_bootstrap` (O(n²·B) tiles);
+    * ``"rff(D)"``: :func:`skce_fourier` — the same estimators with the kernel
+      ``k̃(z, z') = φ(z)ᵀφ(z')`` of D random Fourier features, O(n·D·B), no n×B array;
+    * ``"block(2)"``: the linear-time block estimator (:func:`block_estimates`) with its normal
+      interval ``mean ± z·sd/√(#blocks)`` (no bootstrap).
+
+    ``n_resamples = 0`` leaves the interval NaN.
+    """
+    Z, R, sigma = skce_inputs(probs, y, bandwidth)
+    n, m = R.shape
+    if n < 2:
+        raise ValueError("The SKCE needs at least two samples.")
+    columns = (n_resamples + 1) * m
+    label, reason = choose(computation, n, columns, n_features)
+    estimate = exact_seconds(n, columns)
+    if label == "exact":
+        value = skce(probs, y, sigma)
+        low, high = (skce_bootstrap(probs, y, sigma, n_resamples, level, seed, method=method)
+                     if n_resamples else (np.nan, np.nan))
+    elif label == "block":
+        block_size = 2
+        label = f"block({block_size})"
+        estimates = block_estimates(Z, R, sigma, block_size)
+        value = float(estimates.mean())
+        half = (stats.norm.ppf(0.5 + level / 2) * estimates.std(ddof=1)
+                / np.sqrt(estimates.size)) if estimates.size > 1 else np.inf
+        low, high = (value - half, value + half) if n_resamples else (np.nan, np.nan)
+    else:
+        value, low, high = skce_fourier(Z, R, sigma, n_resamples, level, seed, method,
+                                        n_features)
+    return SkceSummary(float(value), float(low), float(high), float(sigma), label, reason,
+                       estimate)
+
+
+def multinomial_chunks(n: int, n_resamples: int, seed: int, chunk_rows: int = CHUNK_ROWS
+                       ) -> Callable[[int], np.ndarray]:
+    """Bootstrap multiplicities drawn chunk by chunk: ``weights(k) -> (rows of chunk k, B)``.
+
+    A multinomial(n; 1/n, …, 1/n) vector is drawn in two exact stages: the count of draws
+    falling in each chunk of rows (multinomial over the chunks, in proportion to their sizes,
+    from a generator seeded by ``seed``), then, inside chunk k, the rows of those draws
+    (multinomial with equal weights, from :func:`core.rff.chunk_generator`). Only the
+    ``B × #chunks`` counts and one chunk's ``rows × B`` weights are ever held.
+    """
+    sizes = np.diff(np.append(np.arange(0, n, chunk_rows), n))
+    per_chunk = np.random.default_rng([seed, n]).multinomial(n, sizes / n, size=n_resamples)
+
+    def weights(k: int) -> np.ndarray:
+        rng = chunk_generator(seed, k)
+        size = int(sizes[k])
+        return rng.multinomial(per_chunk[:, k], np.full(size, 1.0 / size)).T.astype(float)
+
+    return weights
+
+
+def skce_fourier(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: int, level: float,
+                 seed: int, method: str, n_features: int = DEFAULT_FEATURES,
+                 chunk_rows: int = CHUNK_ROWS) -> tuple[float, float, float]:
+    """``(value, ci_low, ci_high)``: the unbiased SKCE and its bootstrap interval (basic or
+    percentile) with the random-Fourier-feature kernel (:func:`skce_fourier_draws`)."""
+    draws, plugin = skce_fourier_draws(Z, R, sigma, n_resamples, seed, n_features, chunk_rows)
+    if not n_resamples:
+        return float(draws[0]), np.nan, np.nan
+    low, high = bootstrap_interval(draws[1:], draws[0], level, method, plugin=plugin)
+    return float(draws[0]), low, high
+
+
+def skce_fourier_draws(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: int,
+                       seed: int, n_features: int = DEFAULT_FEATURES,
+                       chunk_rows: int = CHUNK_ROWS) -> tuple[np.ndarray, float]:
+    """``(draws, plug-in)``: the unbiased SKCE (``draws[0]``) and its B bootstrap resamples
+    with the random-Fourier-feature kernel ``k̃_ij = φ_iᵀφ_j`` (:mod:`core.rff`, φ of
+    ``Z/σ``), and the plug-in (V-statistic) value for the basic interval.
+
+    With ``h̃_ij = k̃_ij ⟨r_i, r_j⟩``, ``d_i = ‖φ_i‖²`` and ``S = Φᵀ R`` (D × m)::
+
+        value = Σ_{i≠j} h̃_ij / (n(n−1)) = (‖S‖²_F − Σ_i d_i ‖r_i‖²) / (n(n−1)).
+
+    A bootstrap resample with multiplicities w (Σ w = n) is the same U-statistic over the
+    pairs of distinct draws a ≠ b — including the w_i(w_i − 1) pairs of two draws of row i,
+    whose summand is h̃_ii — exactly as :func:`skce_bootstrap` does with the exact kernel::
+
+        Σ_{a≠b} h̃(s_a, s_b) = Σ_ij w_i w_j h̃_ij − Σ_i w_i h̃_ii
+                           = ‖Φᵀ(w ∘ R)‖²_F − Σ_i w_i d_i ‖r_i‖²,
+
+    over n(n−1) (the diagonal is Σ w_i d_i‖r_i‖², not Σ w_i² d_i‖r_i‖²: only a draw paired
+    with itself is left out). The plug-in value is ``‖S‖²_F / n²``. Rows are walked in chunks
+    of ``chunk_rows`` with the weights drawn there (:func:`multinomial_chunks`): memory
+    O(chunk·(D + B·m) + D·B·m), no n × B array. φ and the chunk products are in the map's
+    precision (float32, as :mod:`core.rff`), the sums in float64.
+    """
+    n, m = R.shape
+    fourier = FourierMap.draw(Z.shape[1], n_features, seed)
+    weights = multinomial_chunks(n, n_resamples, seed, chunk_rows) if n_resamples else None
+    S = np.zeros((n_features, (n_resamples + 1) * m))
+    diagonal = np.zeros(n_resamples + 1)  # Σ w_i d_i ‖r_i‖², observed (w = 1) first
+    for k, start in enumerate(range(0, n, chunk_rows)):
+        rows = slice(start, min(start + chunk_rows, n))
+        phi = fourier.features(Z[rows] / sigma)  # in fourier.dtype (float32)
+        d_r = (np.einsum("ij,ij->i", phi, phi, dtype=np.float64)
+               * np.einsum("ic,ic->i", R[rows], R[rows]))
+        W = np.ones((phi.shape[0], 1))
+        if weights is not None:
+            W = np.hstack([W, weights(k)])
+        E = (W[:, :, None] * R[rows][:, None, :]).reshape(phi.shape[0], -1)
+        S += phi.T @ E.astype(phi.dtype)  # chunk product in φ's precision, sums in float64
+        diagonal += d_r @ W
+    full = np.einsum("dc,dc->c", S, S).reshape(-1, m).sum(axis=1)
+    return (full - diagonal) / (n * (n - 1)), float(full[0] / n**2)

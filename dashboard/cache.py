@@ -32,9 +32,9 @@ def reliability_table(fingerprint: str, notion: str, class_index: int | None, n_
 
 @st.cache_data(show_spinner="Bootstrapping the metrics…", max_entries=32)
 def metrics_table(fingerprint: str, notion: str, n_bins: int, strategy: str, n_resamples: int,
-                  method: str, _data: AuditData) -> pd.DataFrame:
+                  method: str, computation: str, _data: AuditData) -> pd.DataFrame:
     return audit.metrics_with_skce(_data.probs, _data.y, notion, n_bins, strategy, n_resamples,
-                                   method)
+                                   method, computation=computation)
 
 
 @st.cache_data(show_spinner="Bootstrapping the smooth and curve-based metrics…", max_entries=32)
@@ -55,8 +55,10 @@ def cumulative_path(fingerprint: str, notion: str, class_index: int | None, _dat
 
 @st.cache_data(show_spinner="Running the calibration tests…", max_entries=32)
 def calibration_tests(fingerprint: str, notion: str, class_index: int | None,
-                      n_resamples: int, _data: AuditData) -> dict[str, TestResult]:
-    return audit.calibration_tests(_data.probs, _data.y, notion, class_index, n_resamples)
+                      n_resamples: int, computation: str, _data: AuditData
+                      ) -> dict[str, TestResult]:
+    return audit.calibration_tests(_data.probs, _data.y, notion, class_index, n_resamples,
+                                   computation=computation)
 
 
 @st.cache_data(show_spinner="Computing per-group diagnostics…", max_entries=32)

@@ -72,3 +72,25 @@ def test_multiclass_demo_page_with_class_selector() -> None:
 def test_page_without_groups_or_split() -> None:
     at = open_reliability("itrustworthy")
     assert any("Map group attributes" in i.value for i in at.info)
+
+
+def test_page_says_which_skce_computation_ran_and_offers_run_exact(monkeypatch) -> None:
+    # With the automatic threshold at 0 s every SKCE computation is approximate: the page says
+    # so in one sentence and offers the exact run, which then replaces it.
+    import streamlit as st
+
+    from core import computation
+
+    st.cache_data.clear()
+    monkeypatch.setattr(computation, "AUTO_SECONDS", 0.0)
+    at = open_reliability("census")
+    notes = [i.value for i in at.info if "random Fourier features" in i.value]
+    assert len(notes) == 1 and "SKCE row rff(1024)" in notes[0]
+    assert "consistency test rff(1024)" in notes[0]
+    [button] = [b for b in at.button if b.key == "rel_skce_exact"]
+    assert button.label.startswith("Run exact (about ")
+    button.click().run()
+    assert not at.exception, at.exception
+    assert not any("random Fourier features" in i.value for i in at.info)
+    assert any(c.value.startswith("Computed exactly") for c in at.caption)
+    st.cache_data.clear()

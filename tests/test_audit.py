@@ -85,3 +85,29 @@ def test_settings_are_checked() -> None:
         AuditSettings(gamma=-1.0)
     with pytest.raises(ValueError, match="are not mapped"):
         feature_columns(load_demo("ensemble"), ("age",))
+
+
+def test_the_skce_row_and_tests_record_which_computation_ran() -> None:
+    from core import audit
+    from core.computation import summary
+
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=3000)
+    y = (rng.random(3000) < p ** 1.4).astype(np.int64)
+    exact = audit.metrics_with_skce(p, y, "positive", 10, "uniform", 30, "basic",
+                                    computation="exact")
+    approx = audit.metrics_with_skce(p, y, "positive", 10, "uniform", 30, "basic",
+                                     computation="rff")
+    e, a = (t.set_index("metric").loc[audit.SKCE_ROW] for t in (exact, approx))
+    assert e["computation"] == "exact" and a["computation"] == "rff(1024)"
+    assert "random Fourier features (D = 1024)" in a["description"]
+    # the binned rows are the same whatever computes the SKCE row
+    np.testing.assert_array_equal(exact["value"].to_numpy()[:-1], approx["value"].to_numpy()[:-1])
+    tests = audit.calibration_tests(p, y, "positive", None, 50, computation="rff")
+    assert tests["consistency"].parameters["computation"] == "rff(1024)"
+    note = audit.skce_computation(approx, tests)
+    assert note["computation"] == "rff(1024)"
+    assert summary(note).startswith("Computed with random Fourier features (D = 1024): SKCE row")
+    exact_tests = audit.calibration_tests(p, y, "positive", None, 50, computation="exact")
+    assert audit.skce_computation(exact, exact_tests)["computation"] == "exact"
+    assert audit.skce_exact_seconds(3000, 2, 200, 500) > audit.skce_exact_seconds(3000, 2, 0, 1)

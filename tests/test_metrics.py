@@ -65,6 +65,46 @@ def sklearn_edges(conf: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
     return np.percentile(conf, np.linspace(0.0, 1.0, n_bins + 1) * 100)
 
 
+def literal_quantile_labels(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """The equal-mass tie rule written out with exact fractions (core._binning.run_sides):
+    each run of equal confidences has mid-rank m (0-based, mean of its sorted positions);
+    cut j sits at v_j = (n − 1)j/K; a run is above cut j when m > v_j, or m = v_j and
+    2j < K (towards the median); a cut with a run exactly on it and 2j = K is dropped. A
+    row's bin label is the number of cuts its run is above."""
+    from fractions import Fraction
+
+    n = conf.size
+    values = sorted(set(conf.tolist()))
+    below = {v: int(np.sum(conf < v)) for v in values}
+    size = {v: int(np.sum(conf == v)) for v in values}
+    mid = {v: Fraction(2 * below[v] + size[v] - 1, 2) for v in values}
+    cuts = [Fraction((n - 1) * j, n_bins) for j in range(1, n_bins)]
+    dropped = {j for j, v in enumerate(cuts, 1)
+               if 2 * j == n_bins and any(m == v for m in mid.values())}
+    label = {value: sum(1 for j, v in enumerate(cuts, 1) if j not in dropped
+                        and (m > v or (m == v and 2 * j < n_bins)))
+             for value, m in mid.items()}
+    return np.array([label[c] for c in conf.tolist()])
+
+
+def literal_quantile_table(conf: np.ndarray, outcome: np.ndarray, n_bins: int
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(count, mean confidence, frequency) of the non-empty bins of the literal rule."""
+    labels = literal_quantile_labels(conf, n_bins)
+    used = np.unique(labels)
+    return (np.array([np.sum(labels == b) for b in used]),
+            np.array([conf[labels == b].mean() for b in used]),
+            np.array([outcome[labels == b].mean() for b in used]))
+
+
+def has_ties_off_sklearn(conf: np.ndarray, n_bins: int) -> bool:
+    """Whether the tie rule's bins differ from calibration_curve's (ties, or a row exactly on
+    a percentile edge at or below the median)."""
+    sk = explicit_counts(conf, sklearn_edges(conf, n_bins, "quantile"))
+    return not np.array_equal(sk[sk > 0], np.bincount(literal_quantile_labels(conf, n_bins))[
+        np.bincount(literal_quantile_labels(conf, n_bins)) > 0])
+
+
 # --------------------------------------------------------------------------- scikit-learn
 
 
@@ -77,11 +117,19 @@ def test_reliability_table_matches_calibration_curve(dataset: str, strategy: str
     table = metrics.reliability_table(p, y, n_bins=n_bins, strategy=strategy, n_resamples=0)
     prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins, strategy=strategy)
     filled = table[table["count"] > 0]
+    if strategy == "quantile" and dataset == "edges":
+        # Heavy ties: scikit-learn keeps a tied run below every edge equal to its value, which
+        # depends on which class is positive; the tie rule moves runs to their mid-rank's side.
+        assert has_ties_off_sklearn(p, n_bins)
+        counts, prob_pred, prob_true = literal_quantile_table(p, y, n_bins)
+        np.testing.assert_array_equal(filled["count"], counts)
     assert len(filled) == len(prob_true)
     np.testing.assert_allclose(filled["frequency"], prob_true, rtol=0, atol=1e-12)
     np.testing.assert_allclose(filled["mean_confidence"], prob_pred, rtol=0, atol=1e-12)
     np.testing.assert_allclose(filled["gap"], prob_true - prob_pred, rtol=0, atol=1e-12)
     assert table["count"].sum() == len(y)
+    if strategy == "quantile" and dataset == "edges":
+        return
     counts = explicit_counts(p, sklearn_edges(p, n_bins, strategy))
     np.testing.assert_array_equal(filled["count"], counts[counts > 0])
 
@@ -94,6 +142,8 @@ def test_ece_and_mce_recomputed_from_calibration_curve(dataset: str, strategy: s
     prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins, strategy=strategy)
     counts = explicit_counts(p, sklearn_edges(p, n_bins, strategy))
     counts = counts[counts > 0]
+    if strategy == "quantile" and dataset == "edges":  # ties: the literal rule, not sklearn's
+        counts, prob_pred, prob_true = literal_quantile_table(p, y, n_bins)
     gaps = prob_true - prob_pred
     assert metrics.ece(p, y, n_bins, strategy, "l1") == pytest.approx(
         np.sum(counts * np.abs(gaps)) / len(y), abs=1e-12)
@@ -110,13 +160,17 @@ def test_ece_and_mce_recomputed_from_calibration_curve(dataset: str, strategy: s
     strategy=st.sampled_from(["uniform", "quantile"]),
     seed=st.integers(0, 1000),
 )
-def test_tied_confidences_agree_with_sklearn(values: list[float], n_bins: int, strategy: str,
-                                             seed: int) -> None:
+def test_tied_confidences_agree_with_sklearn_or_the_tie_rule(values: list[float], n_bins: int,
+                                                            strategy: str, seed: int) -> None:
     p = np.array(values)
     y = (np.random.default_rng(seed).random(p.size) < p).astype(np.int64)
     table = metrics.reliability_table(p, y, n_bins=n_bins, strategy=strategy, n_resamples=0)
     prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins, strategy=strategy)
     filled = table[table["count"] > 0]
+    if strategy == "quantile" and has_ties_off_sklearn(p, n_bins):
+        # the tie rule (sklearn's bins depend on which class is positive here)
+        counts, prob_pred, prob_true = literal_quantile_table(p, y, n_bins)
+        np.testing.assert_array_equal(filled["count"], counts)
     np.testing.assert_allclose(filled["frequency"], prob_true, atol=1e-12)
     np.testing.assert_allclose(filled["mean_confidence"], prob_pred, atol=1e-12)
     if strategy == "quantile":
@@ -175,6 +229,102 @@ def test_quantile_merges_bins_emptied_by_interpolated_edges() -> None:
     table = metrics.reliability_table(p, y, n_bins=15, strategy="quantile", n_resamples=0)
     assert (table["count"] > 0).all()
     np.testing.assert_array_equal(table["count"], raw_counts[raw_counts > 0])
+
+
+DYADIC = [0.0, 1.0, 0.5, 0.25, 0.75, 0.125, 0.875, 0.375, 0.625, 0.0625, 0.9375]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    counts=st.lists(st.integers(0, 40), min_size=len(DYADIC), max_size=len(DYADIC)),
+    extra=st.integers(0, 30),
+    n_bins=st.integers(1, 16),
+    seed=st.integers(0, 10_000),
+)
+def test_quantile_metrics_do_not_depend_on_which_class_is_positive(
+        counts: list[int], extra: int, n_bins: int, seed: int) -> None:
+    # Heavy ties (exact 0s and 1s, repeated values) plus a few distinct ones: every quantile
+    # metric of (p, y) equals that of (1 − p, 1 − y). Dyadic values keep 1 − p exact, so the
+    # flipped data has exactly the mirrored ties.
+    rng = np.random.default_rng(seed)
+    p = np.concatenate([np.repeat(DYADIC, counts), np.round(rng.uniform(size=extra) * 256) / 256])
+    if p.size == 0:
+        return
+    rng.shuffle(p)
+    y = (rng.random(p.size) < p).astype(np.int64)
+    flip = (1.0 - p, 1 - y)
+    for f in (lambda a, b: metrics.ece(a, b, n_bins, "quantile", "l1"),
+              lambda a, b: metrics.ece(a, b, n_bins, "quantile", "l2"),
+              lambda a, b: metrics.mce(a, b, n_bins, "quantile"),
+              lambda a, b: metrics.ace(a, b, n_bins),
+              lambda a, b: metrics.ece_debiased(a, b, n_bins=n_bins, strategy="quantile")):
+        assert f(p, y) == pytest.approx(f(*flip), abs=1e-12, nan_ok=True)
+    table = metrics.reliability_table(p, y, n_bins=n_bins, strategy="quantile", n_resamples=0)
+    mirrored = metrics.reliability_table(*flip, n_bins=n_bins, strategy="quantile",
+                                         n_resamples=0)
+    assert (table["count"] > 0).all() and len(table) <= n_bins  # never an empty bin
+    np.testing.assert_array_equal(table["count"], mirrored["count"].to_numpy()[::-1])
+    np.testing.assert_allclose(table["gap"], -mirrored["gap"].to_numpy()[::-1], atol=1e-12)
+    # every row lies in its bin by value, with the reported edges
+    edges = metrics.bin_edges(p, n_bins, "quantile")
+    np.testing.assert_array_equal(np.bincount(metrics.bin_indices(p, edges)), table["count"])
+    np.testing.assert_array_equal(  # the literal statement of the rule
+        table["count"], np.bincount(literal_quantile_labels(p, n_bins))[
+            np.bincount(literal_quantile_labels(p, n_bins)) > 0])
+
+
+def test_quantile_bootstrap_does_not_depend_on_which_class_is_positive() -> None:
+    # The same seed draws the same rows; mirrored data gives mirrored cuts in every resample,
+    # so the draws, hence the intervals, are equal (positive notion, quantile bins).
+    p, y = edge_binary(n=400)
+    keys = ["ECE (L1)", "ECE (L2)", "MCE", "Debiased squared ECE (L2²)", "Brier score"]
+    kwargs = dict(n_bins=10, strategy="quantile", n_resamples=80, seed=3, method="percentile")
+    a = metrics.metrics_table(p, y, **kwargs).set_index("metric").loc[keys]
+    b = metrics.metrics_table(1.0 - p, 1 - y, **kwargs).set_index("metric").loc[keys]
+    np.testing.assert_allclose(a[["value", "ci_low", "ci_high"]].to_numpy(dtype=float),
+                               b[["value", "ci_low", "ci_high"]].to_numpy(dtype=float),
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("n, n_bins", [(3000, 15), (3000, 10), (997, 7), (20, 15), (1000, 4)])
+def test_quantile_edges_without_ties_are_numpy_percentiles_bit_for_bit(n: int,
+                                                                        n_bins: int) -> None:
+    # No ties and no row exactly on a percentile edge at or below the median: the edges are
+    # numpy.percentile's and the bins scikit-learn's (counts by explicit membership).
+    rng = np.random.default_rng(n + n_bins)
+    p = rng.beta(0.7, 0.9, n)
+    y = (rng.random(n) < p).astype(np.int64)
+    levels = np.linspace(0, 1, n_bins + 1)
+    assert all((n - 1) * j % n_bins for j in range(1, n_bins) if 2 * j <= n_bins)
+    raw = np.percentile(p, levels * 100)
+    edges = metrics.bin_edges(p, n_bins, "quantile")
+    counts = explicit_counts(p, raw)
+    np.testing.assert_array_equal(edges[1:-1], raw[1:-1][counts[:-1] > 0][: edges.size - 2])
+    table = metrics.reliability_table(p, y, n_bins=n_bins, strategy="quantile", n_resamples=0)
+    np.testing.assert_array_equal(table["count"], counts[counts > 0])
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=n_bins, strategy="quantile")
+    np.testing.assert_allclose(table["frequency"], prob_true, atol=1e-12)
+
+
+def test_rows_on_percentile_edges_go_towards_the_median() -> None:
+    # n = 16, K = 15: every edge is a row (v_j = j). scikit-learn puts each such row in the bin
+    # below, so the two lowest rows share a bin (not mirror-symmetric); the rule sends rows on
+    # edges below the median up and those above it down: the doubled bin is the middle one.
+    p = np.arange(1, 17) / 17
+    y = np.zeros(16, dtype=np.int64)
+    table = metrics.reliability_table(p, y, n_bins=15, strategy="quantile", n_resamples=0)
+    assert table["count"].tolist() == [1] * 7 + [2] + [1] * 7
+    edges = metrics.bin_edges(p, 15, "quantile")
+    raw = sklearn_edges(p, 15, "quantile")
+    # Each edge is numpy's percentile of its cut when that separates the neighbouring rows u
+    # and w (u ≤ e < w; a percentile can round an ulp past a row), else their midpoint.
+    u = np.concatenate([p[0:7], p[8:15]])
+    w = np.concatenate([p[1:8], p[9:16]])
+    numpy_edge = raw[1:-1]
+    expected = np.where((u <= numpy_edge) & (numpy_edge < w), numpy_edge, (u + w) / 2)
+    np.testing.assert_array_equal(edges[1:-1], expected)
+    # below the median the row on edge j goes up, so numpy's edge (= that row) never serves
+    assert (edges[1:8] < p[1:8]).all() and (edges[1:8] != raw[1:8]).sum() >= 5
 
 
 # --------------------------------------------------------------------------- hand-computed
@@ -440,23 +590,27 @@ def test_metrics_table_intervals_equal_the_generic_bootstrap() -> None:
         assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high), abs=1e-12), name
 
 
-def test_resample_quantile_edges_are_bit_equal_to_numpy_percentile() -> None:
-    # The vectorised bootstrap reads each resample's quantile edges off running counts; they
-    # must equal numpy.percentile of the expanded resample exactly, or rows sitting on an
-    # edge could change bins.
+def test_resample_quantile_bins_equal_the_bins_of_the_expanded_resample() -> None:
+    # The vectorised bootstrap reads each resample's equal-mass cuts off running counts; its
+    # per-bin sums must equal those of core._binning.bin_sums on the expanded resample
+    # exactly (counts) and to rounding (sums), ties and rows on edges included.
+    from core._binning import bin_sums
+
     rng = np.random.default_rng(12)
-    for n, n_bins in [(1, 3), (7, 15), (64, 10), (500, 15)]:
+    for n, n_bins in [(1, 3), (7, 15), (64, 10), (500, 15), (333, 4)]:
         conf = np.round(rng.uniform(size=n), 2)
-        score = SortedScore(conf, np.zeros(n))
+        conf[: n // 3] = rng.choice([0.0, 1.0, 0.5], n // 3)
+        out = (rng.random(n) < conf).astype(float)
+        score = SortedScore(conf, out)
         weights = rng.multinomial(n, np.full(n, 1 / n), size=30).astype(float)
         padded = np.column_stack([weights, np.zeros(30)])
-        w = padded[:, score.order].reshape(30, score.n_blocks, -1)
-        prefix = np.concatenate([np.zeros((30, 1)), np.cumsum(w.sum(axis=-1), axis=1)], axis=1)
-        edges = score._quantile_edges(w, prefix, n_bins)
+        sums = score.bin_sums(padded, n_bins, ("quantile",))["quantile"]
         for r in range(30):
-            resample = np.repeat(conf, weights[r].astype(int))
-            expected = np.percentile(resample, np.linspace(0, 1, n_bins + 1) * 100)
-            np.testing.assert_array_equal(edges[r], expected)
+            keep = weights[r].astype(int)
+            expected = bin_sums(np.repeat(conf, keep), np.repeat(out, keep), n_bins, "quantile")
+            np.testing.assert_array_equal(sums[0][r], expected[0])
+            np.testing.assert_allclose(sums[1][r], expected[1], rtol=0, atol=1e-9)
+            np.testing.assert_allclose(sums[2][r], expected[2], rtol=0, atol=1e-9)
 
 
 def test_metrics_table_multiclass_classwise_matches_generic_bootstrap() -> None:
@@ -606,10 +760,14 @@ def test_classwise_l2_ece_is_the_root_mean_square_over_classes() -> None:
 
 def test_top_label_ace_by_hand_and_beside_the_classwise_one() -> None:
     # Top-label confidences (0.8, 0.8, 0.6, 0.9) with correctness (1, 0, 1, 1), two
-    # equal-mass bins: edges at the median 0.8 → bins {0.6, 0.8, 0.8} and {0.9}; gaps
-    # |2/3 − 2.2/3| = 0.2/3 and |1 − 0.9| = 0.1; ACE_top = mean = (0.2/3 + 0.1)/2.
+    # equal-mass bins: the tied run 0.8 holds sorted positions 1 and 2, mid-rank 1.5 = the
+    # median cut's virtual index (n − 1)/2, so that cut is dropped (the tie rule) and one bin
+    # holds all four: gap |3/4 − 3.1/4| = 0.025. Three bins (cuts at v = 1 and 2: the run is
+    # above the first, below the second): {0.6}, {0.8, 0.8}, {0.9}; gaps |1 − 0.6| = 0.4,
+    # |1/2 − 0.8| = 0.3 and |1 − 0.9| = 0.1; ACE_top = their mean.
     probs = np.array([[0.8, 0.2], [0.8, 0.2], [0.4, 0.6], [0.1, 0.9]])
     y = np.array([0, 1, 1, 1])
-    assert metrics.ace_top_label(probs, y, n_bins=2) == pytest.approx((0.2 / 3 + 0.1) / 2)
+    assert metrics.ace_top_label(probs, y, n_bins=2) == pytest.approx(0.025)
+    assert metrics.ace_top_label(probs, y, n_bins=3) == pytest.approx(0.8 / 3)
     assert metrics.ace_classwise is metrics.ace
     assert metrics.ace(probs, y, n_bins=2) != metrics.ace_top_label(probs, y, n_bins=2)

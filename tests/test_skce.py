@@ -164,3 +164,94 @@ def test_bootstrap_interval_matches_explicit_resamples() -> None:
                 for w in draw]
     np.testing.assert_allclose([low, high], np.quantile(explicit, [0.025, 0.975]), rtol=1e-9)
     assert low < skce(probs, y, 0.5) < high
+
+
+# --------------------------------------------------------------------------- at scale
+
+
+def _miscalibrated(n: int, m: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if m == 2:
+        p = rng.uniform(size=n)
+        return p, (rng.random(n) < p ** 1.5).astype(np.int64)
+    P = rng.dirichlet(np.ones(m), n)
+    return P, np.array([rng.choice(m, p=row ** 2 / (row ** 2).sum()) for row in P])
+
+
+def test_rff_skce_is_unbiased_for_the_exact_value_and_its_spread_falls_like_one_over_root_d(
+) -> None:
+    # Off the diagonal E_W[φ_iᵀφ_j] = k_ij exactly (Bochner), and the U-statistic has no
+    # diagonal, so over independent Fourier maps the RFF SKCE is unbiased for the exact one:
+    # the mean of 16 maps lies within 4 standard errors of it. Its spread is O(1/√D): the
+    # standard deviation at D = 256 is √16 = 4 times that at D = 4,096 (16 maps estimate each
+    # sd within about ±18%, so the ratio lies in [2.5, 6.5]).
+    from core.skce import skce_fourier_draws, skce_inputs
+
+    p, y = _miscalibrated(2000, 2, 0)
+    Z, R, sigma = skce_inputs(p, y, None)
+    exact = skce(p, y, sigma)
+    spread = {}
+    for D in (256, 4096):
+        values = np.array([skce_fourier_draws(Z, R, sigma, 0, seed, D)[0][0]
+                           for seed in range(16)])
+        spread[D] = values.std(ddof=1)
+        assert abs(values.mean() - exact) <= 4 * spread[D] / np.sqrt(16), D
+    assert 2.5 <= spread[256] / spread[4096] <= 6.5
+    assert spread[4096] < 0.05 * exact  # at D = 4,096 a few per cent of the value here
+
+
+@pytest.mark.parametrize("m", [2, 3])
+def test_rff_bootstrap_equals_the_literal_weighted_u_statistic(m: int) -> None:
+    # Each resample: the U-statistic over pairs of distinct draws a ≠ b of the expanded
+    # resample with the kernel k̃ = φᵀφ, summed literally; chunks of 16 rows so the weights
+    # come from several per-chunk generators.
+    from core.rff import FourierMap
+    from core.skce import multinomial_chunks, skce_fourier_draws, skce_inputs
+
+    n, B, seed, D = 40, 6, 3, 64
+    probs, y = _miscalibrated(n, m, 1)
+    Z, R, sigma = skce_inputs(probs, y, None)
+    draws, plugin = skce_fourier_draws(Z, R, sigma, B, seed, D, chunk_rows=16)
+    phi = FourierMap.draw(Z.shape[1], D, seed).features(Z / sigma).astype(np.float64)
+    H = (phi @ phi.T) * (R @ R.T)
+    assert draws[0] == pytest.approx((H.sum() - np.trace(H)) / (n * (n - 1)), rel=1e-5)
+    assert plugin == pytest.approx(H.sum() / n**2, rel=1e-5)
+    chunks = multinomial_chunks(n, B, seed, 16)
+    W = np.vstack([chunks(k) for k in range(3)])  # (n, B)
+    assert (W.sum(axis=0) == n).all()
+    for b in range(B):
+        rows = np.repeat(np.arange(n), W[:, b].astype(int))
+        Hb = H[np.ix_(rows, rows)]
+        literal = (Hb.sum() - np.trace(Hb)) / (n * (n - 1))
+        assert draws[b + 1] == pytest.approx(literal, rel=1e-5, abs=1e-9)
+
+
+def test_chunked_multinomial_weights_are_bootstrap_multiplicities() -> None:
+    # Two-stage draws are multinomial(n; 1/n, …): every resample holds n draws, and each row's
+    # multiplicity has mean 1 and variance 1 − 1/n; over 2,000 resamples × 500 rows the mean
+    # of all multiplicities is within 4 standard errors (√(1/(2000·500)) ≈ 0.001) of 1.
+    from core.skce import multinomial_chunks
+
+    n, B = 500, 2000
+    chunks = multinomial_chunks(n, B, 7, chunk_rows=128)
+    W = np.vstack([chunks(k) for k in range(4)])
+    assert W.shape == (n, B) and (W.sum(axis=0) == n).all()
+    assert abs(W.var() - (1 - 1 / n)) < 0.02
+    assert abs(W[:, : B // 2].mean(axis=1).mean() - 1) < 1e-12  # n draws per resample
+    per_row = W.mean(axis=1)
+    assert abs(per_row.std() - np.sqrt((1 - 1 / n) / B)) < 0.2 * np.sqrt(1 / B)
+
+
+def test_skce_summary_exact_path_is_the_exact_estimator_and_bootstrap() -> None:
+    from core.skce import skce_bootstrap, skce_summary
+
+    p, y = _miscalibrated(300, 2, 2)
+    result = skce_summary(p, y, n_resamples=40, seed=5, computation="exact")
+    assert result.computation == "exact"
+    assert result.value == skce(p, y)
+    assert (result.ci_low, result.ci_high) == skce_bootstrap(p, y, n_resamples=40, seed=5)
+    approx = skce_summary(p, y, n_resamples=40, seed=5, computation="rff")
+    assert approx.computation == "rff(1024)" and approx.reason == "as asked"
+    assert approx.ci_low < approx.value < approx.ci_high
+    block = skce_summary(p, y, n_resamples=40, computation="block")
+    assert block.computation == "block(2)" and block.ci_low < block.value < block.ci_high

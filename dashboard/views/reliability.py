@@ -5,18 +5,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.audit import EXTENDED_RESAMPLES
+from core.audit import EXTENDED_RESAMPLES, skce_computation, skce_exact_seconds
 from core.audit import tests_table as audit_tests_table
 from core.figure_style import caption_text
 from core.figures import (
+    CUMULATIVE_POINTS,
     cumulative_figure,
     reliability_figure,
     reliability_grid,
     smooth_reliability_figure,
 )
 from dashboard import cache
-from dashboard.components import analysis_part, chart, verdict
-from dashboard.state import active_audit
+from dashboard.components import analysis_part, chart, computation_note, verdict
+from dashboard.state import active_audit, exact_requested
 
 NOTION_HELP = {
     "positive": "P(y = positive class) against the positive outcome",
@@ -24,6 +25,7 @@ NOTION_HELP = {
     "classwise": "one class's probability against whether that class occurred",
 }
 ALPHA = 0.05
+TEST_RESAMPLES = 500
 
 st.title("Reliability")
 st.caption(
@@ -47,6 +49,7 @@ strategy = c4.radio("Bins of", ["uniform", "quantile"], horizontal=True, key="re
 interval = c5.radio("Interval", ["wilson", "jeffreys"], horizontal=True, key="rel_interval",
                     format_func=str.capitalize)
 class_name = audit.classes[class_index] if class_index is not None else None
+skce_mode = "exact" if exact_requested("rel_skce", data.fingerprint) else "auto"
 st.caption(f"Notion: **{notion}** — {NOTION_HELP[notion]}. Rows: **{data.n:,}** ({part}).")
 
 left, right = st.columns([3, 2])
@@ -74,7 +77,11 @@ with left:
               caption=caption_text(notion=notion, split=part, n=data.n))
     cumulative.caption("Rows sorted by prediction (Arrieta-Ibarra et al. 2022): where the path "
                        "rises the outcomes exceed the predictions, where it falls they are "
-                       "below; a steady slope outside the shaded ±2σ range is miscalibration.")
+                       "below; a steady slope outside the shaded ±2σ range is miscalibration."
+                       + (f" Drawn with about {CUMULATIVE_POINTS:,} of the {path.fraction.size:,} "
+                          "points: the lowest and highest point of every stretch are kept, so "
+                          "the KS and Kuiper extremes show." if path.fraction.size >
+                          CUMULATIVE_POINTS else ""))
 with right:
     b1, b2 = st.columns(2)
     n_boot = b1.select_slider("Bootstrap resamples", [100, 200, 500, 1000], value=200,
@@ -84,7 +91,8 @@ with right:
                       help="basic: corrects the upward bias of binned errors (default); "
                            "percentile: the quantiles of the resampled values.")
     summary = pd.concat([
-        cache.metrics_table(data.fingerprint, notion, n_bins, strategy, n_boot, method, data),
+        cache.metrics_table(data.fingerprint, notion, n_bins, strategy, n_boot, method,
+                            skce_mode, data),
         cache.extended_metrics(data.fingerprint, notion, class_index, n_boot, method, data),
     ], ignore_index=True)
     shown = summary.assign(
@@ -106,7 +114,8 @@ with right:
             st.markdown(f"**{row['metric']}** — {row['description']}")
 
 st.header("Calibration tests")
-tests = cache.calibration_tests(data.fingerprint, notion, class_index, 500, data)
+tests = cache.calibration_tests(data.fingerprint, notion, class_index, TEST_RESAMPLES,
+                                skce_mode, data)
 consistency = tests["consistency"]
 verdict(consistency.p_value, ALPHA,
         reject="The SKCE consistency test rejects calibration",
@@ -119,6 +128,8 @@ st.caption(
     f"SKCE bandwidth σ = {consistency.parameters['bandwidth']:.3g} (median heuristic). "
     "p-values of resampling tests are (1 + #{null ≥ observed}) / (1 + B)."
 )
+computation_note(skce_computation(summary, tests), "rel_skce", data.fingerprint,
+                 skce_exact_seconds(data.n, audit.n_classes, n_boot, TEST_RESAMPLES))
 
 
 st.header("By group")
