@@ -15,7 +15,7 @@ Scores per method (the ``table`` columns):
   fitted on the calibration rows;
 * ``klce_p`` — the aggregated bandwidth-grid KLCE test (:func:`core.klce.klce_grid_test`,
   3 × 3 grid: the median heuristic × (½, 1, 2) for each kernel, ``n_resamples`` shared
-  resamples, default null, ``computation="auto"`` with :data:`core.audit.GRID_FEATURES`
+  resamples, default null, ``computation="auto"`` with :data:`core.audit.TEST_FEATURES`
   random features when approximate) over the chosen features, on at most
   :data:`KERNEL_ROWS` test rows (:func:`kernel_rows`); for multiclass problems on the
   top-label pair (confidence, correct);
@@ -39,7 +39,7 @@ import pandas as pd
 
 from core import metrics
 from core._validation import check_count, check_positive, check_seed
-from core.audit import GRID_FEATURES
+from core.audit import TEST_FEATURES
 from core.data import AuditData
 from core.embedding import fit_embedding
 from core.groups import iter_groups
@@ -237,7 +237,7 @@ def klce_p_value(p: np.ndarray, t: np.ndarray, X: np.ndarray | None, n_resamples
     grid = klce_grid_test(p, t, X, prob_bandwidths=bandwidth_grid(base.prob_bandwidth,
                                                                   KLCE_FACTORS),
                           feature_bandwidths=x_grid, n_resamples=n_resamples, seed=seed,
-                          n_features=GRID_FEATURES)
+                          n_features=TEST_FEATURES)
     return grid.aggregated.p_value
 
 
