@@ -111,3 +111,12 @@ def export_control(figure: go.Figure, key: str, caption: str = "", title: str = 
             st.download_button(f"Download {prepared[0]}", prepared[1], file_name=prepared[0],
                                mime=MIME_TYPES[fmt], on_click="ignore",
                                key=f"{key}_export_download", icon=":material/download:")
+
+
+def about(seconds: float) -> str:
+    """An estimated duration in words: ``about 40 s``, ``about 12 min``, ``about 3.5 h``."""
+    if seconds < 90:
+        return f"about {max(seconds, 1):.0f} s"
+    if seconds < 90 * 60:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
