@@ -45,7 +45,8 @@ from core.embedding import (
 from core.extended_metrics import extended_metrics_table
 from core.groups import group_calibration_table, group_reliability_tables
 from core.klce import DEFAULT_NULL, NULLS, GridTestResult
-from core.lcb import biased_subgroups
+from core.lcb import LcbEstimate, biased_subgroups
+from core.lcb import lcb_estimate as estimate_lcb
 from core.lce import mlce_curve
 from core.local_kernel import KernelSpec, one_vs_rest
 from core.skce import skce_summary
@@ -127,19 +128,23 @@ class ReliabilitySection:
 
 @dataclass(frozen=True)
 class LcbSection:
-    values: np.ndarray  # LCB of every query row (NaN: no reference neighbours)
+    values: np.ndarray  # LCB of the evaluated query rows (NaN: no reference neighbours)
     spec: KernelSpec  # the cross-validated bandwidths
     cv_table: pd.DataFrame
     subgroups: pd.DataFrame  # biased_subgroups, largest mean |LCB| first
     reference: str  # how reference and query rows were chosen
+    rows: np.ndarray | None = None  # query rows of ``values`` (None: all, in order)
+    computation: str = "exact"  # what ran, one sentence (LcbEstimate.describe)
+    exact_seconds: float = 0.0  # estimated time of the exact computation
 
 
 @dataclass(frozen=True)
 class LceSection:
-    curve: pd.DataFrame  # gamma, mlce, mean_lce, method
+    curve: pd.DataFrame  # gamma, mlce, mean_lce, method, error_bound
     mlce: float  # at settings.gamma
     mce: float  # the binned MCE the curve tends to (top-label, 15 bins)
     map: str  # what the LCE kernel runs on
+    computation: str = ""  # which computations ran over γ and their worst-case error
 
 
 @dataclass(frozen=True)
@@ -412,22 +417,41 @@ def lcb_values(reference: AuditData, query: AuditData, features: tuple[str, ...]
                class_index: int | None, prob_bandwidth: float,
                feature_bandwidth: float) -> np.ndarray:
     """LCB (eq. 7) of every query row from the reference rows (leave-one-out when the query
-    rows are the reference rows)."""
+    rows are the reference rows), exactly (:func:`lcb_estimate` chooses)."""
+    return lcb_estimate(reference, query, features, class_index, prob_bandwidth,
+                        feature_bandwidth, computation="exact").values
+
+
+def lcb_estimate(reference: AuditData, query: AuditData, features: tuple[str, ...],
+                 class_index: int | None, prob_bandwidth: float, feature_bandwidth: float,
+                 computation: str = "auto", seed: int = 0) -> LcbEstimate:
+    """LCB of the query rows, exact or sampled (:func:`core.lcb.lcb_estimate`: exact while
+    that takes at most about 10 s, else 50,000 seeded query rows from 20,000 seeded
+    reference rows)."""
     probs, y, X, spec = local_inputs(reference, features, class_index)
     spec = spec.with_bandwidths(prob_bandwidth, feature_bandwidth)
     if query is reference:
-        return local.lcb(probs, y, X, spec=spec)
+        return estimate_lcb(probs, y, X, spec=spec, computation=computation, seed=seed)
     q_probs, _, q_X, _ = local_inputs(query, features, class_index)
-    return local.lcb(probs, y, X, q_probs, q_X, spec=spec)
+    return estimate_lcb(probs, y, X, q_probs, q_X, spec=spec, computation=computation,
+                        seed=seed)
 
 
 def subgroup_table(query: AuditData, values: np.ndarray, class_index: int | None,
                    by: list[str], x: np.ndarray | None, x_name: str,
-                   n_ranges: int) -> pd.DataFrame:
+                   n_ranges: int, rows: np.ndarray | None = None) -> pd.DataFrame:
     """The most biased subgroups of the query rows: group columns ``by`` × ``n_ranges``
     quantile ranges of ``x`` (a numeric feature or the prediction; ``None`` or one range: no
-    ranges), ranked by mean |LCB| with the raw residual evidence."""
+    ranges), ranked by mean |LCB| with the raw residual evidence.
+
+    ``values`` are the LCB of the query rows ``rows`` (``None``: of every query row). With a
+    sample of rows, sizes, ranges and the raw evidence still use every query row, and the
+    mean LCB of a subgroup is that of its evaluated rows."""
     p, outcome = one_vs_rest(query.probs, query.y, tested_class(query, class_index))
+    if rows is not None:
+        full = np.full(query.n, np.nan)
+        full[rows] = values
+        values = full
     return biased_subgroups(values, outcome - p, p, query.groups[by],
                             None if n_ranges == 1 else x, x_name, n_ranges=n_ranges)
 
@@ -438,23 +462,27 @@ def numeric_features(audit: AuditData, features: tuple[str, ...]) -> list[str]:
 
 
 def lcb_section(audit: AuditData, features: tuple[str, ...], class_index: int | None,
-                n_ranges: int) -> LcbSection:
-    """The Local bias page's defaults: cross-validated bandwidths, LCB of the query rows and
-    the subgroups of the first two group attributes × ranges of the first numeric feature
-    (of the prediction when no feature is numeric)."""
+                n_ranges: int, computation: str = "auto", seed: int = 0) -> LcbSection:
+    """The Local bias page's defaults: cross-validated bandwidths, LCB of the query rows
+    (exact, or sampled on large data: :func:`lcb_estimate`) and the subgroups of the first
+    two group attributes × ranges of the first numeric feature (of the prediction when no
+    feature is numeric)."""
     reference, query, how = reference_and_query(audit)
     sigma_p, sigma_x, cv_table = lcb_bandwidths(reference, features, class_index)
-    values = lcb_values(reference, query, features, class_index, sigma_p, sigma_x)
+    estimate = lcb_estimate(reference, query, features, class_index, sigma_p, sigma_x,
+                            computation, seed)
     numeric = numeric_features(audit, features)
     if numeric:
         x, x_name = query.feature_frame[numeric[0]].to_numpy(dtype=float), numeric[0]
     else:
         x = one_vs_rest(query.probs, query.y, tested_class(query, class_index))[0]
         x_name = "predicted probability"
-    subgroups = subgroup_table(query, values, class_index, list(audit.groups.columns[:2]), x,
-                               x_name, n_ranges)
+    subgroups = subgroup_table(query, estimate.values, class_index,
+                               list(audit.groups.columns[:2]), x, x_name, n_ranges,
+                               estimate.rows)
     spec = KernelSpec(sigma_p, sigma_x, class_index=tested_class(audit, class_index))
-    return LcbSection(values, spec, cv_table, subgroups, how)
+    return LcbSection(estimate.values, spec, cv_table, subgroups, how, estimate.rows,
+                      estimate.describe(), estimate.plan.exact_seconds)
 
 
 def feature_map(data: AuditData, features: tuple[str, ...], method: str, seed: int = 0,
@@ -471,20 +499,44 @@ def feature_map(data: AuditData, features: tuple[str, ...], method: str, seed: i
 
 
 def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: float,
-                seed: int = 0, progress: Progress | None = None) -> LceSection | None:
+                seed: int = 0, progress: Progress | None = None,
+                computation: str = "auto") -> LceSection | None:
     """MLCE over γ (Luo et al. Fig. 1) on a map of the audit features; ``None`` when no
-    audit feature is chosen."""
+    audit feature is chosen. ``computation`` is the LCE method (:func:`core.lce.plan_method`:
+    ``"auto"`` keeps exact sums on small data and takes the binned grid or the exact sweep on
+    large data)."""
     if not features:
         return None
-    coords, embedding = feature_map(data, features, method, seed, progress)
+
+    def report(fraction: float, message: str) -> None:
+        if progress is not None:
+            progress(fraction, message)
+
+    coords, embedding = feature_map(data, features, method, seed,
+                                    lambda f, m: report(0.2 * f, m))
     conf, correct = metrics.confidence_outcome(data.probs, data.y, "top-label")
     gammas = sorted({*CURVE_GAMMAS, float(gamma)})
-    curve = mlce_curve(conf, correct, coords, gammas, n_bins=LCE_BINS)
+    curve = mlce_curve(conf, correct, coords, gammas, n_bins=LCE_BINS, method=computation,
+                       progress=lambda f, m: report(0.2 + 0.8 * f, m))
     at = float(curve.loc[np.isclose(curve["gamma"], gamma), "mlce"].iloc[0])
     mce = metrics.mce(data.probs, data.y, LCE_BINS, "uniform", notion="top-label")
     described = "the standardised feature" if embedding is None else \
         f"a 2-D {method.upper() if method == 'pca' else method} map of the standardised features"
-    return LceSection(curve, at, mce, described)
+    return LceSection(curve, at, mce, described, curve_computation(curve))
+
+
+def curve_computation(curve: pd.DataFrame) -> str:
+    """One sentence: which LCE computation ran at which γ of an MLCE curve, with the largest
+    worst-case error of the binned points."""
+    names = {"pairs": "exact pair sums", "sweep": "the exact sweep",
+             "binned": "the binned grid"}
+    parts = []
+    for name, rows in curve.groupby("method", sort=False):
+        low, high = rows["gamma"].min(), rows["gamma"].max()
+        where = f"γ = {low:.3g}" if low == high else f"γ from {low:.3g} to {high:.3g}"
+        bound = f" (|error| ≤ {rows['error_bound'].max():.2g})" if name == "binned" else ""
+        parts.append(f"{names.get(name, name)}{bound} at {where}")
+    return "Computed by " + "; ".join(parts) + "."
 
 
 # --------------------------------------------------------------------------- the audit

@@ -299,9 +299,14 @@ def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarra
 
 
 def lce_cdf_figure(values: np.ndarray, fraction: np.ndarray, bin_error: float,
-                   mean_lce: float) -> go.Figure:
+                   mean_lce: float, max_points: int = 2_000) -> go.Figure:
     """CDF of the LCE inside one confidence bin against the bin's calibration error (Fig. 2,
-    right): a curve lying right of the line means local errors the bin average hides."""
+    right): a curve lying right of the line means local errors the bin average hides. At
+    most ``max_points`` steps are drawn (evenly spaced in rank, the first and last kept:
+    the curve is unchanged to 1/max_points in height)."""
+    if values.size > max_points:
+        keep = np.linspace(0, values.size - 1, max_points).astype(int)
+        values, fraction = values[keep], fraction[keep]
     figure = go.Figure()
     figure.add_scatter(x=values, y=fraction, mode="lines", line=dict(color=OBSERVED_COLOR,
                                                                      width=2.5),

@@ -5,7 +5,8 @@ local``). The implementations live one concept per module:
   bandwidth grid and the aggregated test;
 * :mod:`core.lcb` — local calibration bias (eq. 7), its bandwidth choice, trends and
   subgroup ranking;
-* :mod:`core.lce` — LCE and MLCE (Luo et al. eq. 4–5), exact and binned.
+* :mod:`core.lce` — LCE and MLCE (Luo et al. eq. 4–5): exact pair sums, the exact sweep
+  and the binned grid.
 """
 
 from core.klce import DEFAULT_NULL, NULLS, klce, klce_grid_test, klce_test

@@ -18,6 +18,8 @@ from core import audit, local, metrics
 from core.data import AuditData
 from core.embedding import Embedding, embed, embedding_cache_key, prepare_features
 from core.klce import GridTestResult
+from core.lcb import LcbEstimate
+from core.lce import LceMethod, LceResult, confidence_bins, lce_result, plan_method
 from core.local_kernel import inputs_for
 from core.report import charts
 from core.stattests import TestResult
@@ -135,12 +137,13 @@ def lcb_bandwidths(fingerprint: str, features: tuple[str, ...], class_index: int
     return audit.lcb_bandwidths(_reference, features, class_index)
 
 
-@st.cache_data(show_spinner="Estimating the local bias…", max_entries=32)
+@st.cache_data(show_spinner="Estimating the local bias (LCB)…", max_entries=32)
 def lcb_values(fingerprint: str, features: tuple[str, ...], class_index: int | None,
                prob_bandwidth: float, feature_bandwidth: float, _reference: AuditData,
-               _query: AuditData) -> np.ndarray:
-    return audit.lcb_values(_reference, _query, features, class_index, prob_bandwidth,
-                            feature_bandwidth)
+               _query: AuditData, computation: str = "auto") -> LcbEstimate:
+    """LCB of the query rows, exact or sampled (:func:`core.audit.lcb_estimate`)."""
+    return audit.lcb_estimate(_reference, _query, features, class_index, prob_bandwidth,
+                              feature_bandwidth, computation)
 
 
 # --------------------------------------------------------------------------- LCE landscape
@@ -161,15 +164,31 @@ def embedding(fingerprint: str, features: tuple[str, ...], method: str, data: Au
 @st.cache_data(show_spinner="Computing the local calibration errors…", max_entries=64)
 def lce_values(fingerprint: str, features: tuple[str, ...], method: str, gamma: float,
                signed: bool, _coords: np.ndarray, _conf: np.ndarray,
-               _correct: np.ndarray) -> np.ndarray:
-    return local.lce(_conf, _correct, _coords, gamma, signed=signed)
+               _correct: np.ndarray, computation: str = "auto") -> LceResult:
+    """LCE at γ with the computation that ran (:func:`core.lce.lce_result`)."""
+    return lce_result(_conf, _correct, _coords, gamma, signed=signed, method=computation)
 
 
-@st.cache_data(show_spinner="Computing MLCE over γ…", max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=64)
+def lce_plan(fingerprint: str, features: tuple[str, ...], method: str, gamma: float,
+             _coords: np.ndarray, _conf: np.ndarray, computation: str = "auto") -> LceMethod:
+    """What :func:`lce_values` would run (to say so before running it)."""
+    sizes = np.bincount(confidence_bins(_conf))
+    return plan_method(_coords, gamma, computation, bin_sizes=sizes[sizes > 0])
+
+
+_CURVES = ProcessMemo(limit=32)
+
+
 def mlce_curve(fingerprint: str, features: tuple[str, ...], method: str,
-               gammas: tuple[float, ...], _coords: np.ndarray, _conf: np.ndarray,
-               _correct: np.ndarray) -> pd.DataFrame:
-    return local.mlce_curve(_conf, _correct, _coords, list(gammas))
+               gammas: tuple[float, ...], coords: np.ndarray, conf: np.ndarray,
+               correct: np.ndarray, computation: str = "auto",
+               progress: Callable[[float, str], None] | None = None) -> pd.DataFrame:
+    """MLCE over γ, memoised per process (:class:`ProcessMemo`: it reports progress)."""
+    return _CURVES.get(
+        (fingerprint, features, method, gammas, computation),
+        lambda: local.mlce_curve(conf, correct, coords, list(gammas), method=computation,
+                                 progress=progress))
 
 
 # --------------------------------------------------------------------------- export

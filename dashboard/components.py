@@ -123,17 +123,17 @@ def computation_note(parameters: dict, key: str, fingerprint: str,
         return
     left, right = st.columns([3, 1])
     left.info(summary(parameters), icon=":material/speed:")
-    if right.button(f"Run exact (about {duration(exact_estimate)} here)", key=f"{key}_exact",
+    if right.button(f"Run exact ({about(exact_estimate)} here)", key=f"{key}_exact",
                     help="The exact O(n²) kernel sums through the tile engine (or the "
                          "configured Dask cluster / GPU); the page waits until they finish."):
         request_exact(key, fingerprint)
         st.rerun()
 
 
-def duration(seconds: float) -> str:
-    """``"40 s"``, ``"12 min"``, ``"3.5 h"``: an estimated time for a button or caption."""
+def about(seconds: float) -> str:
+    """An estimated duration in words: ``about 40 s``, ``about 12 min``, ``about 3.5 h``."""
     if seconds < 90:
-        return f"{max(seconds, 1):.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+        return f"about {max(seconds, 1):.0f} s"
+    if seconds < 90 * 60:
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"

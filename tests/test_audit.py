@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -111,3 +112,32 @@ def test_the_skce_row_and_tests_record_which_computation_ran() -> None:
     exact_tests = audit.calibration_tests(p, y, "positive", None, 50, computation="exact")
     assert audit.skce_computation(exact, exact_tests)["computation"] == "exact"
     assert audit.skce_exact_seconds(3000, 2, 200, 500) > audit.skce_exact_seconds(3000, 2, 0, 1)
+
+
+def test_sampled_local_sections_on_the_scale_table() -> None:
+    """Large-data paths at small n, forced: the sampled LCB counts every row in the subgroup
+    sizes and the raw evidence, averages LCB over the evaluated rows, and says what ran; the
+    LCE curve records a method and a bound per γ."""
+    from core.audit import lcb_section, lce_section, subgroup_table
+    from core.data import AuditData
+    from core.simulations import SCALE_FEATURES, scale_table
+
+    data = AuditData.from_frame(scale_table(6000), label="label", prob="prob",
+                                features=SCALE_FEATURES, groups=("region",))
+    exact = lcb_section(data, SCALE_FEATURES, None, 1)
+    assert exact.rows is None and exact.computation.startswith("Exact")
+    section = lcb_section(data, SCALE_FEATURES, None, 1, computation="sampled")
+    assert section.values.shape == section.rows.shape
+    assert section.computation.startswith("Sampled") and "seed 0" in section.computation
+    table = section.subgroups.set_index("region")
+    assert table["rows"].sum() == data.n
+    north = (data.groups["region"].to_numpy() == "north")[section.rows]
+    assert table.loc["north", "mean_lcb"] == pytest.approx(np.nanmean(section.values[north]))
+    np.testing.assert_allclose(table["z"], exact.subgroups.set_index("region")["z"][table.index])
+    assert table.index[0] == "north"  # the planted bias, found by the sample too
+    again = subgroup_table(data, section.values, None, ["region"], None, "x", 1, section.rows)
+    pd.testing.assert_frame_equal(again, section.subgroups)
+
+    lce = lce_section(data, SCALE_FEATURES, "pca", 0.2, computation="binned")
+    assert set(lce.curve["method"]) == {"binned"} and (lce.curve["error_bound"] > 0).all()
+    assert "binned grid (|error| ≤" in lce.computation

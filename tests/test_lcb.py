@@ -84,3 +84,62 @@ def test_subgroup_ranking_puts_the_planted_cell_first() -> None:
     assert set(table.columns) >= {"rows", "mean_lcb", "mean_abs_lcb",
                                   "observed_minus_predicted", "z"}
     assert (table["rows"] >= 30).all()
+
+
+# --------------------------------------------------------------------------- LCB at scale
+
+
+def test_plan_keeps_small_data_exact_and_samples_disjoint_rows() -> None:
+    from core.lcb import SAMPLE_QUERY, SAMPLE_REFERENCE, plan_lcb
+
+    assert plan_lcb(2000, 2000, True, 3).computation == "exact"
+    big = plan_lcb(1_000_000, 1_000_000, True, 10)
+    assert big.computation == "sampled" and big.exact_seconds > 100 * big.seconds
+    assert big.reference_rows.size == SAMPLE_REFERENCE and big.query_rows.size == SAMPLE_QUERY
+    # leave-one-out: no evaluated row is in the reference sample
+    assert not np.intersect1d(big.reference_rows, big.query_rows).size
+    again = plan_lcb(1_000_000, 1_000_000, True, 10)
+    np.testing.assert_array_equal(again.query_rows, big.query_rows)  # seeded
+    other = plan_lcb(1_000_000, 1_000_000, True, 10, seed=1)
+    assert not np.array_equal(other.query_rows, big.query_rows)
+    split = plan_lcb(500_000, 300_000, False, 10, computation="sampled")
+    assert split.reference_rows.max() < 500_000 and split.query_rows.max() < 300_000
+    assert plan_lcb(10**6, 10**6, True, 10, computation="exact").computation == "exact"
+    with pytest.raises(ValueError, match="computation"):
+        plan_lcb(10, 10, True, 3, computation="rff")
+
+
+def test_sampled_lcb_is_eq_7_on_the_sampled_rows() -> None:
+    """The sampled LCB is the same smoother with the sampled reference rows, at the sampled
+    query rows (no standardisation, so the literal sum is easy to write)."""
+    from core.lcb import lcb_estimate
+    from core.local_kernel import KernelSpec
+
+    p, y, X, _ = planted(3000, 2)
+    spec = KernelSpec(0.2, 0.7, standardize=False)
+    est = lcb_estimate(p, y, X, spec=spec, computation="sampled", reference_size=800,
+                       query_size=500)
+    ref, rows = est.plan.reference_rows, est.rows
+    K = gaussian_block(p[rows], p[ref], 0.2) * gaussian_block(X[rows], X[ref], 0.7)
+    np.testing.assert_allclose(est.values, K @ (y - p)[ref] / K.sum(axis=1), rtol=1e-10)
+    assert est.rows.size == 500 and "500 of 3,000 rows" in est.describe()
+    assert "seed 0" in est.describe()
+
+
+def test_sampled_lcb_is_within_its_stated_noise_of_the_exact_one() -> None:
+    """n = 20,000, leave-one-out: sampled (2,000 reference rows) against exact. The stated
+    noise sd(e)/√n_eff is the sampling sd of one value; 95% of the differences must lie
+    within 3 of it, and their RMS within 1.5 of it (a wrong n_eff, or a biased sample,
+    fails this)."""
+    from core.lcb import lcb_estimate
+    from core.local_kernel import KernelSpec
+
+    p, y, X, _ = planted(20_000, 3)
+    spec = KernelSpec(0.3, 0.5)
+    exact = lcb(p, y, X, spec=spec)
+    est = lcb_estimate(p, y, X, spec=spec, computation="sampled", reference_size=2000,
+                       query_size=3000)
+    diff = est.values - exact[est.rows]
+    assert np.quantile(np.abs(diff), 0.95) <= 3 * est.noise
+    assert np.sqrt(np.mean(diff**2)) <= 1.5 * est.noise
+    assert 20 < est.neighbours < 2000

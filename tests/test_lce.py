@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from core import metrics
 from core.lce import (
-    AUTO_MIN_POINTS,
+    AUTO_GRIDS,
+    AUTO_MAX_ERROR,
     bin_lce_cdf,
     bin_summary,
     binned_error_bound,
@@ -18,8 +19,10 @@ from core.lce import (
     confidence_bins,
     lce,
     lce_cdf,
+    lce_result,
     mlce,
     mlce_curve,
+    plan_method,
 )
 
 
@@ -165,7 +168,7 @@ def test_mlce_curve_goes_from_about_one_to_mce() -> None:
     assert conf[correct == 0].max() > 0.99  # the classifier makes confident mistakes
     X = np.random.default_rng(2).normal(size=(3000, 3))
     curve = mlce_curve(conf, correct, X, [1e-6, 0.05, 1.0, 1e9])
-    assert list(curve.columns) == ["gamma", "mlce", "mean_lce", "method"]
+    assert list(curve.columns) == ["gamma", "mlce", "mean_lce", "method", "error_bound"]
     assert curve["mlce"].iloc[0] == pytest.approx(conf[correct == 0].max())
     assert curve["mlce"].iloc[0] > 0.99
     mce = metrics.mce(probs, y, notion="top-label")
@@ -252,17 +255,65 @@ def test_binned_error_against_exact_20k() -> None:
 
 
 def test_auto_method_choice() -> None:
+    """Small data keeps the exact pair sums; large 2-D data takes a grid only where its
+    worst-case bound is within AUTO_MAX_ERROR (and it is cheaper), else an exact sweep; the
+    plan states its bound and the exact cost."""
     rng = np.random.default_rng(0)
-    big = rng.random((AUTO_MIN_POINTS + 1, 2))
-    assert choose_method(big[:5000], 1.0) == "exact"
-    assert choose_method(big, 1.0) == "binned"
-    assert choose_method(big, 0.01) == "exact"  # grid too coarse for this γ: stay exact
-    assert choose_method(rng.random((AUTO_MIN_POINTS + 1, 3)), 1.0) == "exact"
+    big = rng.random((200_000, 2))
+    sizes = [100_000, 100_000]
+    assert plan_method(big[:2000], 1.0).name == "pairs"
+    wide = plan_method(big, 1.0, bin_sizes=sizes)
+    assert wide.name == "binned" and wide.grid_size in AUTO_GRIDS
+    assert wide.error_bound <= AUTO_MAX_ERROR
+    assert wide.error_bound == binned_error_bound(big, 1.0, wide.grid_size)
+    assert wide.exact_seconds > wide.seconds
+    assert "|error| ≤" in wide.describe()
+    narrow = plan_method(big, 0.01, bin_sizes=sizes)  # no grid is fine enough: exact
+    assert narrow.name == "sweep" and narrow.error_bound == 0.0 and narrow.exact
+    assert plan_method(big[:, :1], 0.01, bin_sizes=sizes).name == "sweep"  # 1-D profile
+    assert plan_method(rng.random((200_000, 3)), 1.0).name == "pairs"  # no fast path in 3-D
     assert choose_method(big[:10], 1.0, method="binned") == "binned"
-    conf = rng.uniform(0.5, 1, big.shape[0])
-    correct = (rng.random(big.shape[0]) < conf).astype(float)
-    np.testing.assert_array_equal(lce(conf, correct, big, 1.0),
-                                  lce(conf, correct, big, 1.0, method="binned"))
+    assert plan_method(big[:10], 1.0, method="exact").name == "pairs"
+    with pytest.raises(ValueError, match="1-D or 2-D"):
+        plan_method(rng.random((10, 3)), 1.0, method="sweep")
+
+
+@pytest.mark.parametrize("d", [1, 2])
+@pytest.mark.parametrize("gamma", [1e-4, 0.003, 0.05, 1.0, 40.0, np.inf])
+def test_sweep_equals_the_dense_sums(d: int, gamma: float) -> None:
+    """The sweep is exact: it matches eq. 4 written out with the full kernel matrix, with
+    ties in x and y (rounded coordinates) and duplicate points, at every γ (the small ones
+    take the logarithmic path, the large ones scaled prefix sums)."""
+    conf, correct, X = spatial_problem(1200, seed=21)
+    X = X[:, :d].copy()
+    X[:400] = np.round(X[:400], 1)  # ties and duplicates
+    got = lce(conf, correct, X, gamma, signed=True, method="sweep")
+    np.testing.assert_allclose(got, dense_signed_lce(conf, correct, X, gamma), atol=1e-10)
+
+
+def test_sweep_shares_its_layout_across_gammas() -> None:
+    conf, correct, X = spatial_problem(3000, seed=5)
+    gammas = [0.001, 0.02, 0.3]
+    curve = mlce_curve(conf, correct, X, gammas, method="sweep")
+    assert list(curve["method"]) == ["sweep"] * 3
+    for g, row in zip(gammas, curve.itertuples(), strict=True):
+        exact = lce(conf, correct, X, g, method="pairs")
+        assert row.mlce == pytest.approx(exact.max(), abs=1e-10)
+        assert row.mean_lce == pytest.approx(exact.mean(), abs=1e-10)
+
+
+def test_binned_curve_within_its_stated_bound() -> None:
+    """The curve's error_bound column bounds |MLCE_binned − MLCE_exact| and the mean LCE's
+    error (each value is within the bound, so are their max and mean)."""
+    conf, correct, X = spatial_problem(8000, seed=9)
+    gammas = [0.1, 0.5, 2.0]
+    binned = mlce_curve(conf, correct, X, gammas, method="binned", grid_size=128)
+    exact = mlce_curve(conf, correct, X, gammas, method="exact")
+    assert (exact["error_bound"] == 0).all()
+    gap = (binned[["mlce", "mean_lce"]] - exact[["mlce", "mean_lce"]]).abs()
+    assert (gap.max(axis=1) <= binned["error_bound"]).all()
+    result = lce_result(conf, correct, X, 0.5, method="binned", grid_size=128)
+    assert result.method.error_bound == binned["error_bound"].iloc[1]
 
 
 # --------------------------------------------------------------------------- per-bin views

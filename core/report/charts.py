@@ -112,9 +112,12 @@ def klce_figures(result: AuditResult) -> list[AuditFigure]:
 
 
 def lcb_points(result: AuditResult, audit: AuditData) -> tuple[pd.DataFrame, str]:
-    """The LCB of every query row beside the feature it is drawn against (the first numeric
-    audit feature, else the predicted probability) and the first two group attributes."""
+    """The LCB of every evaluated query row beside the feature it is drawn against (the first
+    numeric audit feature, else the predicted probability) and the first two group
+    attributes (on large data the evaluated rows are a seeded sample: ``result.lcb.rows``)."""
     _, query, _ = reference_and_query(audit)
+    if result.lcb.rows is not None:
+        query = query.subset(result.lcb.rows)
     numeric = numeric_features(audit, result.features)
     if numeric:
         x_name = numeric[0]

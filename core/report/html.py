@@ -247,7 +247,8 @@ def lcb_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
     missing = int(np.isnan(lcb.values).sum())
     pairs = [("rows", lcb.reference), ("σ_p (prediction)", lcb.spec.prob_bandwidth),
              ("σ_x (standardised features)", lcb.spec.feature_bandwidth),
-             ("rows evaluated", int(lcb.values.size)), ("rows without neighbours", missing)]
+             ("rows evaluated", int(lcb.values.size)), ("rows without neighbours", missing),
+             ("computation", lcb.computation)]
     top = lcb.subgroups.head(SUBGROUP_ROWS)
     ranked = table_html(top) if len(top) else \
         "<p>No subgroup has the 30 rows needed to be ranked.</p>"
@@ -263,7 +264,8 @@ def lce_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
     if lce is None:
         return "<h3>Local calibration error (LCE)</h3><p>No audit features: no LCE.</p>"
     pairs = [("MLCE at γ = " + f"{result.settings.gamma:g}", lce.mlce),
-             ("global MCE (top-label, 15 bins)", lce.mce), ("map", lce.map)]
+             ("global MCE (top-label, 15 bins)", lce.mce), ("map", lce.map),
+             ("computation", lce.computation)]
     return (f"<h3>Local calibration error (LCE)</h3>{key_value_html(pairs)}"
             f"{blocks('mlce_curve')}{table_html(lce.curve)}")
 

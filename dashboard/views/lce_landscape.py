@@ -6,6 +6,7 @@ import numpy as np
 import streamlit as st
 
 from core import metrics
+from core.audit import curve_computation
 from core.embedding import landscape_coordinates, profile_coordinates
 from core.figures import (
     lce_cdf_figure,
@@ -15,11 +16,12 @@ from core.figures import (
 )
 from core.lce import bin_lce_cdf, bin_summary, confidence_bins
 from dashboard import cache
-from dashboard.components import analysis_part, chart
+from dashboard.components import about, analysis_part, chart
 from dashboard.state import active_audit
 
 GAMMAS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 CURVE_GAMMAS = tuple(np.logspace(-3, 1.5, 13))
+MAX_POINTS = 25_000  # per kind of point in the scatter: at most 50,000 sent
 METHOD_LABELS = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
 N_BINS = 15
 
@@ -80,8 +82,15 @@ gamma = st.select_slider("Kernel bandwidth γ", GAMMAS, value=0.2, key="lce_gamm
                          help="Laplacian kernel exp(−‖a − b‖₁ / (d·γ)) on the standardised "
                               "embedding: small γ = very local, large γ → the bin's global "
                               "error.")
-values = cache.lce_values(data.fingerprint, features, method, gamma, signed, standardized,
-                          conf, correct)
+plan = cache.lce_plan(data.fingerprint, features, method, gamma, standardized, conf)
+exact = not plan.exact and st.toggle(
+    f"Exact LCE ({about(plan.exact_seconds)} per γ)", key="lce_exact",
+    help="The binned grid's error bound is a worst case; the exact computation removes it.")
+computation = "exact" if exact else "auto"
+result = cache.lce_values(data.fingerprint, features, method, gamma, signed, standardized,
+                          conf, correct, computation)
+values = result.values
+st.caption(f"LCE at γ = {gamma:g} on {data.n:,} rows: {result.method.describe()}.")
 summary = bin_summary(conf, correct, np.abs(values), N_BINS)
 filled = summary[summary["count"] > 0]
 # The labels name the bin by what does not depend on γ: a label that changes with the slider
@@ -100,11 +109,15 @@ with left:
              f"{summary.loc[chosen, 'bin_upper']:.2f}]")
     if profile:
         figure = lce_profile_figure(coords, values, in_bin, signed, feature_name,
-                                    f"LCE against {feature_name} — {where}")
+                                    f"LCE against {feature_name} — {where}", MAX_POINTS)
     else:
         figure = lce_scatter_figure(coords, values, in_bin, signed,
-                                    f"{METHOD_LABELS[method]} of {', '.join(features)} — {where}")
-    chart(figure, key="lce_scatter")
+                                    f"{METHOD_LABELS[method]} of {', '.join(features)} — {where}",
+                                    MAX_POINTS)
+    shown = min(int(in_bin.sum()), MAX_POINTS) + min(int((~in_bin).sum()), MAX_POINTS)
+    chart(figure, key="lce_scatter", caption=(
+        f"{shown:,} of {data.n:,} rows drawn (at most {MAX_POINTS:,} of the bin and "
+        f"{MAX_POINTS:,} of the others, a seeded sample)" if shown < data.n else ""))
 with right:
     cdf = bin_lce_cdf(conf, correct, np.abs(values), chosen, N_BINS)
     chart(lce_cdf_figure(cdf.values, cdf.fraction, cdf.calibration_error,
@@ -118,12 +131,14 @@ with right:
     )
 
 st.header("MLCE against the bandwidth")
+bar = st.progress(0.0, text="MLCE over γ…")
 curve = cache.mlce_curve(data.fingerprint, features, method, CURVE_GAMMAS, standardized, conf,
-                         correct)
+                         correct, computation, progress=lambda f, m: bar.progress(f, text=m))
+bar.empty()
 mce = metrics.mce(data.probs, data.y, N_BINS, "uniform", notion="top-label")
 chart(mlce_curve_figure(curve, mce, gamma), key="lce_mlce")
 st.caption(
     "MLCE (eq. 5), the largest LCE, falls from the worst individual error at small γ to the "
-    f"global MCE ({mce:.3f}) as γ grows (Lemma 1). Computed by the "
-    f"{curve['method'].iloc[0]} method on {data.n:,} rows ({part}); {fitted}."
+    f"global MCE ({mce:.3f}) as γ grows (Lemma 1). On {data.n:,} rows ({part}); {fitted}. "
+    + curve_computation(curve)
 )

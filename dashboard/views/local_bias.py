@@ -12,11 +12,12 @@ from core.figures import lcb_figure
 from core.lcb import lcb_trends
 from core.local_kernel import one_vs_rest
 from dashboard import cache
-from dashboard.components import chart, class_picker
+from dashboard.components import about, chart, class_picker
 from dashboard.state import active_audit
 
 NONE = "(none)"
 FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0)
+MAX_POINTS = 20_000  # points drawn in the scatter (a seeded sample of the evaluated rows)
 
 st.title("Local bias (LCB)")
 st.caption(
@@ -54,9 +55,17 @@ if choice == "manual":
 st.caption(f"σ_p = {sigma_p:.3g} (prediction), σ_x = {sigma_x:.3g} (standardised features)"
            + (" — chosen by leave-one-out cross-validation." if choice != "manual" else "."))
 
-values = cache.lcb_values(reference.fingerprint + query.fingerprint, features, class_index,
-                          sigma_p, sigma_x, reference, query)
-p, _ = one_vs_rest(query.probs, query.y, None if audit.is_binary else class_index)
+key = reference.fingerprint + query.fingerprint
+estimate = cache.lcb_values(key, features, class_index, sigma_p, sigma_x, reference, query)
+if estimate.plan.computation != "exact" and st.toggle(
+        f"Exact LCB: every row from every reference row ({about(estimate.plan.exact_seconds)})",
+        key="lcb_exact"):
+    estimate = cache.lcb_values(key, features, class_index, sigma_p, sigma_x, reference, query,
+                                "exact")
+st.caption(estimate.describe())
+values, rows = estimate.values, estimate.rows
+shown = query if rows is None else query.subset(rows)  # the evaluated rows
+p, _ = one_vs_rest(shown.probs, shown.y, None if audit.is_binary else class_index)
 
 g1, g2, g3, g4 = st.columns(4)
 x_options = numeric or ["predicted probability"]
@@ -68,10 +77,10 @@ facet = g3.selectbox("Facet by", [NONE, *groups], index=2 if len(groups) > 1 els
 degree = g4.slider("Polynomial degree", 1, 5, 3, key="lcb_degree")
 
 x = p if x_name == "predicted probability" else \
-    query.feature_frame[x_name].to_numpy(dtype=float)
+    shown.feature_frame[x_name].to_numpy(dtype=float)
 points = pd.DataFrame({x_name: x, "lcb": values})
 for column in {color, facet} - {NONE}:
-    points[column] = query.groups[column].to_numpy()
+    points[column] = shown.groups[column].to_numpy()
 labels = [points[c].astype(str) for c in (facet, color) if c != NONE]
 trend_groups = (labels[0] if len(labels) == 1 else labels[0] + " | " + labels[1]) \
     if labels else None
@@ -80,13 +89,14 @@ trends = lcb_trends(x[valid], values[valid],
                     None if trend_groups is None else trend_groups[valid].to_numpy(),
                     degree=degree, n_resamples=200)
 chart(lcb_figure(points[valid], trends, x_name, None if color == NONE else color,
-                 None if facet == NONE else facet), key="lcb_scatter",
+                 None if facet == NONE else facet, MAX_POINTS), key="lcb_scatter",
       title="Local calibration bias",
       caption=caption_text(notion="one-vs-rest", bandwidths={"σ_p": sigma_p, "σ_x": sigma_x},
-                           split=how, n=int(valid.sum()),
+                           split=how, n=min(int(valid.sum()), MAX_POINTS),
                            extra=f"degree-{degree} trends, 90% bands"))
 st.caption(
-    f"Points: LCB of each evaluated row; lines: degree-{degree} polynomial fits per group with "
+    f"Points: LCB of {min(int(valid.sum()), MAX_POINTS):,} evaluated rows (a seeded sample "
+    f"when there are more); lines: degree-{degree} polynomial fits per group with "
     "90% bootstrap bands (the spread of the fit over the plotted points). "
     + (f"{int((~valid).sum())} rows had no reference neighbours and are not drawn."
        if (~valid).any() else "")
@@ -95,7 +105,9 @@ st.caption(
 st.header("Most biased subgroups")
 by = st.multiselect("Subgroups of", groups, default=groups[:2], key="lcb_subgroups")
 ranges = st.slider(f"Ranges of {x_name}", 1, 8, 4, key="lcb_ranges")
-table = subgroup_table(query, values, class_index, by, x, x_name, ranges)
+x_all = one_vs_rest(query.probs, query.y, None if audit.is_binary else class_index)[0] \
+    if x_name == "predicted probability" else query.feature_frame[x_name].to_numpy(dtype=float)
+table = subgroup_table(query, values, class_index, by, x_all, x_name, ranges, rows)
 st.dataframe(table.head(15), width="stretch", hide_index=True, column_config={
     "mean_lcb": st.column_config.NumberColumn("mean LCB", format="%+.3f"),
     "mean_abs_lcb": st.column_config.NumberColumn("mean |LCB|", format="%.3f"),
@@ -107,4 +119,6 @@ st.caption(
     "Ranked by mean |LCB|. 'observed − predicted' and its z = Σ(y − p)/√Σp(1 − p) use the "
     "rows' raw outcomes, without kernels: |z| > 3 is hard to explain by chance. Subgroups "
     "with fewer than 30 rows are left out."
+    + ("" if rows is None else " Rows, ranges and the raw evidence use every row; mean LCB "
+       "uses the evaluated ones.")
 )
