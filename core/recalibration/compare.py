@@ -45,9 +45,9 @@ from core.embedding import fit_embedding
 from core.groups import iter_groups
 from core.kernels import Standardizer
 from core.klce import bandwidth_grid, klce_grid_test
-from core.lcb import lcb, lcb_trends, select_bandwidths
+from core.lcb import lcb_estimate, lcb_trends, select_bandwidths
 from core.lce import mlce, mlce_curve
-from core.local_kernel import kernel_inputs
+from core.local_kernel import KernelSpec, kernel_inputs
 from core.recalibration.base import RECALIBRATORS, check_choice
 
 Progress = Callable[[float, str], None]
@@ -407,7 +407,8 @@ def lcb_before_after(comparison: Comparison, method: str, feature: str, degree: 
                      ) -> pd.DataFrame:
     """Trend of the local bias LCB (eq. 7) against one numeric feature, before and after
     ``method``, on the test rows (each row left out of its own estimate; bandwidths
-    cross-validated once on the uncalibrated rows and used for both).
+    cross-validated once on the uncalibrated rows and used for both; above about 10 s of
+    exact work, from the seeded row samples of :func:`core.lcb.lcb_estimate`).
 
     Columns of :func:`core.lcb.lcb_trends`; ``group`` is ``"before"`` or ``"after: method"``.
     For multiclass data the top-label pair is used.
@@ -434,9 +435,11 @@ def lcb_before_after(comparison: Comparison, method: str, feature: str, degree: 
     for k, (label, name) in enumerate((("before", UNCALIBRATED),
                                        (f"after: {method}", method))):
         p, t = pair(comparison.probs[name])
-        values = lcb(p, t, X, prob_bandwidth=sigma_p, feature_bandwidth=sigma_x)
+        estimate = lcb_estimate(p, t, X, spec=KernelSpec(sigma_p, sigma_x))
+        rows = np.arange(test.n) if estimate.rows is None else estimate.rows
+        values, at = estimate.values, x[rows]
         ok = ~np.isnan(values)
-        trend = lcb_trends(x[ok], values[ok], degree=degree, n_resamples=n_resamples)
+        trend = lcb_trends(at[ok], values[ok], degree=degree, n_resamples=n_resamples)
         frames.append(trend.assign(group=label))
         if progress is not None:
             progress((k + 2) / 3, f"local bias {label}")
