@@ -5,7 +5,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.audit import EXTENDED_RESAMPLES, skce_computation, skce_exact_seconds
+from core.audit import (
+    EXTENDED_RESAMPLES,
+    default_bootstrap,
+    skce_computation,
+    skce_exact_seconds,
+)
 from core.audit import tests_table as audit_tests_table
 from core.figure_style import caption_text
 from core.figures import (
@@ -84,8 +89,10 @@ with left:
                           CUMULATIVE_POINTS else ""))
 with right:
     b1, b2 = st.columns(2)
-    n_boot = b1.select_slider("Bootstrap resamples", [100, 200, 500, 1000], value=200,
-                              key="rel_boot")
+    n_boot = b1.select_slider("Bootstrap resamples", [50, 100, 200, 500, 1000],
+                              value=default_bootstrap(data.n), key="rel_boot",
+                              help="Default 200; 50 above 100,000 rows, where every resample "
+                                   "is a pass over all rows and the intervals are narrow.")
     method = b2.radio("Bootstrap interval", ["basic", "percentile"], horizontal=True,
                       key="rel_boot_method",
                       help="basic: corrects the upward bias of binned errors (default); "
