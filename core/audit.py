@@ -266,7 +266,9 @@ def skce_computation(table: pd.DataFrame, tests: dict[str, TestResult]) -> dict[
     parts = {"SKCE row": (row["computation"], row["computation_reason"]),
              "consistency test": (test.get("computation", "exact"),
                                   test.get("computation_reason", ""))}
-    label = next((lab for lab, _ in parts.values() if lab != "exact"), "exact")
+    approximate = {lab for lab, _ in parts.values() if lab != "exact"}
+    label = approximate.pop() if len(approximate) == 1 else \
+        ("rff" if approximate else "exact")  # different D: the sentence names each
     reason = "; ".join(f"{name} {lab}, {why}" if why else f"{name} {lab}"
                        for name, (lab, why) in parts.items())
     return {"computation": label, "computation_reason": reason}

@@ -78,6 +78,8 @@ def summary(parameters: dict) -> str:
     reason = parameters.get("computation_reason", "")
     if label.startswith("rff("):
         what = f"with random Fourier features (D = {label[4:-1]})"
+    elif label == "rff":
+        what = "with random Fourier features"
     elif label.startswith("block("):
         what = f"with the linear-time block estimator (blocks of {label[6:-1]} rows)"
     else:

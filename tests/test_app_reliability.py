@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from core.audit import TEST_FEATURES
 from dashboard.state import cached_demo, set_active
 from tests.conftest import APP
 
@@ -86,7 +87,7 @@ def test_page_says_which_skce_computation_ran_and_offers_run_exact(monkeypatch) 
     at = open_reliability("census")
     notes = [i.value for i in at.info if "random Fourier features" in i.value]
     assert len(notes) == 1 and "SKCE row rff(1024)" in notes[0]
-    assert "consistency test rff(1024)" in notes[0]
+    assert f"consistency test rff({TEST_FEATURES})" in notes[0]  # the tests' D
     [button] = [b for b in at.button if b.key == "rel_skce_exact"]
     assert button.label.startswith("Run exact (about ")
     button.click().run()

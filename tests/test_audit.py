@@ -105,10 +105,11 @@ def test_the_skce_row_and_tests_record_which_computation_ran() -> None:
     # the binned rows are the same whatever computes the SKCE row
     np.testing.assert_array_equal(exact["value"].to_numpy()[:-1], approx["value"].to_numpy()[:-1])
     tests = audit.calibration_tests(p, y, "positive", None, 50, computation="rff")
-    assert tests["consistency"].parameters["computation"] == "rff(1024)"
+    assert tests["consistency"].parameters["computation"] == f"rff({audit.TEST_FEATURES})"
     note = audit.skce_computation(approx, tests)
-    assert note["computation"] == "rff(1024)"
-    assert summary(note).startswith("Computed with random Fourier features (D = 1024): SKCE row")
+    assert note["computation"] == "rff"  # the row's D = 1,024 and the test's D = 256
+    assert summary(note).startswith("Computed with random Fourier features: SKCE row rff(1024)")
+    assert f"consistency test rff({audit.TEST_FEATURES})" in summary(note)
     exact_tests = audit.calibration_tests(p, y, "positive", None, 50, computation="exact")
     assert audit.skce_computation(exact, exact_tests)["computation"] == "exact"
     assert audit.skce_exact_seconds(3000, 2, 200, 500) > audit.skce_exact_seconds(3000, 2, 0, 1)
