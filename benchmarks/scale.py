@@ -36,7 +36,7 @@ import pandas as pd
 
 from core import audit as audit_module
 from core import estimators, local, metrics
-from core.audit import AuditSettings, run_audit
+from core.audit import AuditSettings, run_audit, settings_for
 from core.column_guess import guess_columns
 from core.computation import exact_seconds
 from core.data import AuditData, summarise_columns
@@ -190,7 +190,7 @@ def estimators_page(data: AuditData, steps: list[Step]) -> None:
 
 
 def export_page(data: AuditData, steps: list[Step]) -> None:
-    seconds, peak, result = timed(lambda: run_audit(data, AuditSettings()))
+    seconds, peak, result = timed(lambda: run_audit(data, settings_for(data, {"part": "all"})))
     steps.append(Step("Export", "run_audit (every section)", seconds, peak))
     seconds, peak, _ = timed(lambda: build_report(result, data, formats=("html",),
                                                   pdf=False))
@@ -204,7 +204,7 @@ PAGES = ("data", "reliability", "trust", "local-bias", "lce", "recalibration", "
 def run(n: int, pages: tuple[str, ...], exact_up_to: int, folder: Path) -> list[Step]:
     steps: list[Step] = []
     data = data_page(n, folder, steps)
-    settings = AuditSettings(part="all")
+    settings = settings_for(data, {"part": "all"})
     runners = {
         "reliability": lambda: reliability_page(data, settings, steps),
         "trust": lambda: trust_page(data, settings, exact_up_to, steps),

@@ -604,8 +604,11 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
 def settings_for(audit: AuditData, overrides: dict) -> AuditSettings:
     """:class:`AuditSettings` with ``overrides`` (field → value) that fit ``audit``: audit
     features it does not map and a class index beyond its classes are dropped (they come
-    from widgets of an earlier dataset), as is a notion it has no use for."""
+    from widgets of an earlier dataset), as is a notion it has no use for. Without an
+    ``n_bootstrap`` the Reliability page's default for this size applies
+    (:func:`default_bootstrap`)."""
     fields = dict(overrides)
+    fields.setdefault("n_bootstrap", default_bootstrap(audit.n))  # the Reliability page's
     if fields.get("features") is not None:
         mapped = set(audit.feature_frame.columns)
         fields["features"] = tuple(f for f in fields["features"] if f in mapped)
