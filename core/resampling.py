@@ -83,3 +83,12 @@ def categorical_labels(P: np.ndarray, n_resamples: int, rng: np.random.Generator
         rows = slice(start, start + block)
         labels[rows] = inverse_cdf(cumulative[rows, None, :], u[rows])
     return labels
+
+
+def row_sample(n: int, limit: int, seed: int) -> np.ndarray | slice:
+    """At most ``limit`` of ``n`` rows: all of them (``slice(None)``) when ``n ≤ limit``,
+    else a seeded uniform sample without replacement, in row order. A test on a uniform
+    random subset keeps its level; pages use it where a computation grows faster than n."""
+    if n <= limit:
+        return slice(None)
+    return np.sort(np.random.default_rng([seed, n]).choice(n, limit, replace=False))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import open_demo_page
@@ -41,3 +42,19 @@ def test_ensembles_page_without_members_uses_the_demo() -> None:
     at.selectbox(key="ens_estimator").set_value("skce").run()
     assert not at.exception, at.exception
     assert any("SKCE" in c.value for c in at.caption)
+
+
+def test_large_ensembles_are_tested_on_a_seeded_sample_mapped_back_to_their_rows(
+        monkeypatch) -> None:
+    from dashboard import ensemble_cache
+    from dashboard.state import cached_demo
+
+    data = cached_demo("ensemble")
+    monkeypatch.setattr(ensemble_cache, "ENSEMBLE_ROWS", 300)
+    members, y, X = ensemble_cache.ensemble_inputs(data, (0, 1), tuple(data.feature_frame))
+    rows = ensemble_cache.tested_rows(data)
+    assert members.shape[0] == y.size == X.shape[0] == rows.size == 300
+    assert np.all(np.diff(rows) > 0) and rows[-1] < data.n
+    np.testing.assert_array_equal(y, data.y[rows])
+    np.testing.assert_array_equal(members, data.members[rows][:, [0, 1]])
+    np.testing.assert_array_equal(rows, ensemble_cache.tested_rows(data))  # seeded

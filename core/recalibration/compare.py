@@ -17,7 +17,7 @@ Scores per method (the ``table`` columns):
   3 × 3 grid: the median heuristic × (½, 1, 2) for each kernel, ``n_resamples`` shared
   resamples, default null, ``computation="auto"`` with :data:`core.audit.TEST_FEATURES`
   random features when approximate) over the chosen features, on at most
-  :data:`KERNEL_ROWS` test rows (:func:`kernel_rows`); for multiclass problems on the
+  :data:`KERNEL_ROWS` test rows (:func:`core.resampling.row_sample`); for multiclass problems on the
   top-label pair (confidence, correct);
 * ``max_group_mce`` — the largest MCE (5 equal-width bins, :data:`GROUP_BINS`) over the
   levels with at least 30 test rows of each chosen group attribute (Luo et al., Table 1);
@@ -49,6 +49,7 @@ from core.lcb import lcb_estimate, lcb_trends, select_bandwidths
 from core.lce import mlce, mlce_curve
 from core.local_kernel import KernelSpec, kernel_inputs
 from core.recalibration.base import RECALIBRATORS, check_choice
+from core.resampling import row_sample
 
 Progress = Callable[[float, str], None]
 
@@ -207,7 +208,7 @@ def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
     row["mlce"] = np.nan if coords is None else mlce(conf, correct, coords, gamma, N_BINS)
     X = test.feature_matrix(features) if features else None
     p, t = (probs[:, 1], y) if test.is_binary else (conf, correct.astype(np.int64))
-    rows = kernel_rows(test.n, seed)
+    rows = row_sample(test.n, KERNEL_ROWS, seed)
     row["klce_p"] = klce_p_value(p[rows], t[rows], None if X is None else X[rows], n_resamples,
                                  seed)
     worst = np.nan
@@ -217,14 +218,6 @@ def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
             worst = value if np.isnan(worst) else max(worst, value)
     row["max_group_mce"] = worst
     return row
-
-
-def kernel_rows(n: int, seed: int) -> np.ndarray | slice:
-    """The test rows of the KLCE test: all of them up to :data:`KERNEL_ROWS`, else a seeded
-    sample of that size in row order."""
-    if n <= KERNEL_ROWS:
-        return slice(None)
-    return np.sort(np.random.default_rng([seed, n]).choice(n, KERNEL_ROWS, replace=False))
 
 
 def klce_p_value(p: np.ndarray, t: np.ndarray, X: np.ndarray | None, n_resamples: int,

@@ -51,6 +51,10 @@ alpha = c4.selectbox("α", [0.01, 0.05, 0.10], index=1, key="ens_alpha")
 st.caption(f"**{ESTIMATORS[estimator].label}** — {ESTIMATORS[estimator].description}")
 
 settings = CredalSettings(estimator=estimator, n_resamples=n_resamples, alpha=alpha)
+if data.n > ensemble_cache.ENSEMBLE_ROWS:
+    st.info(f"The tests use a seeded sample of {ensemble_cache.ENSEMBLE_ROWS:,} of the "
+            f"{data.n:,} rows (seed 0): the estimators' kernel densities grow with the square of "
+            "the test rows.", icon=":material/speed:")
 members = tuple(names.index(name) for name in chosen)
 bar = st.progress(0.0, text="Preparing the credal-set tests…")
 try:
@@ -98,9 +102,10 @@ st.caption("All three test the same rows. The mean ignores the instance; the Dir
 
 st.header("Which member is trusted where")
 learned = comparison.results["learned"]
+shown_rows = ensemble_cache.tested_rows(data)[learned.rows]  # rows of the data
 if features:
     picked = st.selectbox("Against feature", features, key="ens_feature")
-    column = data.feature_matrix((picked,))[learned.rows]
+    column = data.feature_matrix((picked,))[shown_rows]
     if column.shape[1] == 1:
         chart(credal_weights_figure(column[:, 0], learned.weights, chosen, picked),
               key="ens_weights_feature")
@@ -111,7 +116,7 @@ if features:
         embedding = cache.embedding(data.fingerprint, features, "pca", data,
                                     progress=lambda f, m: bar.progress(f, text=m))
         bar.empty()
-        chart(credal_weights_map_figure(embedding.coords[learned.rows],
+        chart(credal_weights_map_figure(embedding.coords[shown_rows],
                                                   learned.weights, chosen,
                                                   ("PCA 1", "PCA 2")), key="ens_weights_map")
         st.caption("Test rows on a PCA map of the standardised features, coloured by the "
