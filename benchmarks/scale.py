@@ -212,7 +212,8 @@ def run(n: int, pages: tuple[str, ...], exact_up_to: int, folder: Path) -> list[
         "lce": lambda: lce_page(data, settings, steps),
         "recalibration": lambda: recalibration_page(data, steps),
         "ensembles": lambda: steps.append(Step("Ensembles", "credal-set test", 0.0, 0.0,
-                                               "n/a: the table has no member columns")),
+                                               "n/a: the table has no member columns",
+                                               cpu=0.0)),
         "estimators": lambda: estimators_page(data, steps),
         "export": lambda: export_page(data, steps),
     }

@@ -40,6 +40,7 @@ import pandas as pd
 from core import metrics
 from core._validation import check_count, check_positive, check_seed
 from core.audit import TEST_FEATURES
+from core.computation import AUTO_SECONDS, exact_seconds
 from core.data import AuditData
 from core.embedding import fit_embedding
 from core.groups import iter_groups
@@ -72,7 +73,7 @@ KLCE_FACTORS = (0.5, 1.0, 2.0)
 #: At most this many test rows (a seeded sample, the same for every method) enter the KLCE
 #: test: a valid test on a random subset, with ample power at this size; above it the test's
 #: kernel passes would dominate a comparison of many methods at 10⁵–10⁶ rows.
-KERNEL_ROWS = 50_000
+KERNEL_ROWS = 20_000
 METRICS = ("accuracy", "brier", "nll", "ece", "mce", "mlce", "klce_p", "max_group_mce",
            "fit_seconds")
 #: Direction of "better" for every column: +1 higher is better, −1 lower is better, 0 neither
@@ -199,7 +200,7 @@ def mlce_space(calibration: AuditData, test: AuditData, features: tuple[str, ...
 
 def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
             features: tuple[str, ...], groups: tuple[str, ...], gamma: float,
-            n_resamples: int, seed: int) -> dict[str, float]:
+            n_resamples: int, seed: int, computation: str = "auto") -> dict[str, float]:
     y = test.y
     conf, correct = _top_label(probs, y)
     row = {"accuracy": metrics.accuracy(probs, y), "brier": metrics.brier(probs, y),
@@ -210,7 +211,7 @@ def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
     p, t = (probs[:, 1], y) if test.is_binary else (conf, correct.astype(np.int64))
     rows = row_sample(test.n, KERNEL_ROWS, seed)
     row["klce_p"] = klce_p_value(p[rows], t[rows], None if X is None else X[rows], n_resamples,
-                                 seed)
+                                 seed, computation)
     worst = np.nan
     for column in groups:
         for _, mask in iter_groups(test.groups[column].to_numpy(), MIN_GROUP_ROWS):
@@ -220,8 +221,20 @@ def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
     return row
 
 
+def klce_computation(rows: int, n_resamples: int, tests: int) -> tuple[str, str]:
+    """``(computation, reason)`` of a comparison's KLCE column: exact while all its ``tests``
+    grid tests on ``rows`` test rows together take at most ``AUTO_SECONDS`` here, else
+    random Fourier features (:data:`core.audit.TEST_FEATURES`; the level stays exact)."""
+    estimate = tests * exact_seconds(rows, (n_resamples + 2) * len(KLCE_FACTORS) ** 2)
+    if estimate <= AUTO_SECONDS:
+        return "exact", f"the exact tests take about {estimate:.0f} s here"
+    return "rff", (f"the {tests} exact KLCE tests of the table would take about "
+                   f"{estimate:,.0f} s here, so they ran with {TEST_FEATURES} random Fourier "
+                   "features (their level stays exact)")
+
+
 def klce_p_value(p: np.ndarray, t: np.ndarray, X: np.ndarray | None, n_resamples: int,
-                 seed: int) -> float:
+                 seed: int, computation: str = "auto") -> float:
     """Aggregated p-value of the KLCE grid test on a 3 × 3 grid: the median heuristic × (½,
     1, 2) for each kernel (the prediction kernel only without features)."""
     base = kernel_inputs(p, t, X)
@@ -230,7 +243,7 @@ def klce_p_value(p: np.ndarray, t: np.ndarray, X: np.ndarray | None, n_resamples
     grid = klce_grid_test(p, t, X, prob_bandwidths=bandwidth_grid(base.prob_bandwidth,
                                                                   KLCE_FACTORS),
                           feature_bandwidths=x_grid, n_resamples=n_resamples, seed=seed,
-                          n_features=TEST_FEATURES)
+                          n_features=TEST_FEATURES, computation=computation)
     return grid.aggregated.p_value
 
 
@@ -307,6 +320,8 @@ def compare(
         audit.is_binary, bool(features), bool(groups))) is not None}
     runnable = [name for name in chosen if name not in skipped]
     steps = n_splits * (len(runnable) + 1)
+    kernel_n = min(len(splits[0][1]), KERNEL_ROWS)
+    computation, why = klce_computation(kernel_n, n_resamples, steps)
     rows: list[dict] = []
     first_probs: dict[str, np.ndarray] = {}
     first_test, first_coords = None, None
@@ -334,7 +349,8 @@ def compare(
             outputs[name] = (q if q.ndim == 2 else np.column_stack([1.0 - q, q]), seconds)
         for name, (probs, seconds) in outputs.items():
             row = {"method": name, "split": k, **_scores(probs, test, coords, features, groups,
-                                                         gamma, n_resamples, seed + k),
+                                                         gamma, n_resamples, seed + k,
+                                                         computation),
                    "fit_seconds": seconds}
             rows.append(row)
             if k == 0:
@@ -350,8 +366,10 @@ def compare(
     sampled = () if first_test.n <= KERNEL_ROWS else (
         f"The KLCE test ran on a seeded sample of {KERNEL_ROWS:,} of the {first_test.n:,} test "
         "rows, the same rows for every method.",)
+    approximate = () if computation == "exact" else (f"KLCE column: {why}.",)
     return Comparison(table, first_probs, first_test, first_coords, features, groups,
-                      float(gamma), n_splits, n_resamples, skipped, (note, *sampled))
+                      float(gamma), n_splits, n_resamples, skipped,
+                      (note, *sampled, *approximate))
 
 
 def _extras(data: AuditData, features: tuple[str, ...], groups: tuple[str, ...]) -> dict:
