@@ -23,6 +23,16 @@ The baselines of the paper's Figs. 3–4 are other choices of weights on the sam
              fresh λ_b ~ Dir(1) in every resample, then rows and labels as above. Minimising
              on the tested rows while the null does not is why this test is conservative
              (paper §3.5, §4.1).
+
+Type-I error of the learned test. T tests the *learned* combination f_λ̂, not the credal set:
+under H0 a λ̂ fitted on finitely many rows differs from a calibrating λ*, f_λ̂ can then be
+miscalibrated on the test rows, and rejecting it is right for f_λ̂ but a Type-I error for the
+credal set. The paper says so (§4.1: "slightly above [α] ... due to the generalization
+error"); the test is valid only as the optimisation rows grow (App. C). Measured on binary
+H0,2 at the paper's sizes (``benchmarks/credal_study.py --oracle``, README): the bootstrap
+test of the *true* combination on the same test rows rejects at α, the learned one above it,
+less so with four times the optimisation rows — the excess is the weights' generalisation
+error (:mod:`core.ensembles.weights`), not an estimator bias the bootstrap misses.
 """
 
 from __future__ import annotations
