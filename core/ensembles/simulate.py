@@ -43,7 +43,10 @@ expected to be liberal there.
   per data set) and the boundary point f_b(x): the member with the largest probability of
   class c at x. That member maximises coordinate c over the credal set, so
   ``f* = δ e_c + (1 − δ) f_b`` is outside it for every δ > 0. (The paper leaves f_b's choice
-  open.)
+  open.) Which member is f_b changes at random from row to row (the members are independent
+  draws per row), so no λ(x) learned from x comes near the boundary: at δ = 0.01 all three
+  tests rejected in each of 50 data sets (README). These settings measure power against "the
+  truth sits at a randomly switching member", hardly against the distance δ.
 """
 
 from __future__ import annotations
