@@ -24,6 +24,8 @@ three parts, e.g. ``--sizes 1600,400,400`` for four times as many optimisation r
 
 Repetitions run in ``--jobs`` worker processes (each with single-threaded BLAS). The last
 column compares the mean seconds per test with the mean test's, measured in the same run.
+The measured tables, the commands that produced them and what they show are in the README
+("The credal-set test on the paper's simulations").
 """
 
 from __future__ import annotations
