@@ -102,6 +102,11 @@ st.caption("All three test the same rows. The mean ignores the instance; the Dir
 
 st.header("Which member is trusted where")
 learned = comparison.results["learned"]
+if learned.parameters.get("best_iteration") == 0:
+    st.warning("The weight network never beat its starting point (the plain mean) on the "
+               "validation rows, so the learned test is the mean test here: the validation "
+               "labels could not tell the members' combinations apart.",
+               icon=":material/info:")
 shown_rows = ensemble_cache.tested_rows(data)[learned.rows]  # rows of the data
 if features:
     picked = st.selectbox("Against feature", features, key="ens_feature")
