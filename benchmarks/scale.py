@@ -36,7 +36,7 @@ import pandas as pd
 
 from core import audit as audit_module
 from core import estimators, local, metrics
-from core.audit import AuditSettings, run_audit, settings_for
+from core.audit import TEST_FEATURES, AuditSettings, run_audit, settings_for
 from core.column_guess import guess_columns
 from core.computation import exact_seconds
 from core.data import AuditData, summarise_columns
@@ -146,7 +146,7 @@ def trust_page(data: AuditData, settings: AuditSettings, exact_up_to: int,
                       exact if label != "exact" else None, measured, cpu))
     probs, y, X, spec = audit_module.local_inputs(data, features, None)
     seconds, peak, single = timed(lambda: local.klce_test(
-        probs, y, X, n_resamples=TRUST_RESAMPLES, spec=spec))
+        probs, y, X, n_resamples=TRUST_RESAMPLES, spec=spec, n_features=TEST_FEATURES))
     cpu, label = LAST_CPU[0], single.parameters["computation"]
     exact, measured = exact_seconds(data.n, TRUST_RESAMPLES + 2), False
     if label != "exact" and data.n <= exact_up_to:

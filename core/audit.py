@@ -75,7 +75,8 @@ def default_bootstrap(n: int) -> int:
 
 
 #: Random Fourier features of the pages' tests when they run approximately (the KLCE
-#: bandwidth grid, each of its 25 points, and the SKCE consistency test): the level is exact
+#: bandwidth grid, each of its 25 points, the Trust page's single-bandwidth test and the SKCE
+#: consistency test): the level is exact
 #: for any D, and the RFF study (README) measured the power at D = 256 equal to D = 1,024's
 #: within its error, at a quarter of the time. Values with an interval (the SKCE row) keep
 #: the default D = 1,024, whose approximation error is smaller.

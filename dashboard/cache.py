@@ -89,7 +89,7 @@ def klce_test(fingerprint: str, features: tuple[str, ...], class_index: int | No
     probs, y, X, spec = audit.local_inputs(_data, features, class_index)
     return local.klce_test(probs, y, X, null=null, n_resamples=n_resamples,
                            spec=spec.with_bandwidths(prob_bandwidth, feature_bandwidth),
-                           computation=computation)
+                           computation=computation, n_features=audit.TEST_FEATURES)
 
 
 class ProcessMemo:
