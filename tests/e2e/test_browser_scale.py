@@ -27,10 +27,30 @@ PAGE_SECONDS = 180
 #: Points the browser may receive per page: the ~50,000-point cap per chart, a few charts.
 MAX_POINTS = 200_000
 
-#: Data points in every plotly chart on the page (x, or z for heat maps, of every trace).
+#: True while nothing on the page says it is still working.
+IDLE = ("() => !document.querySelector('[data-testid=\"stStatusWidget\"], "
+        "[data-testid=\"stSpinner\"], [data-testid=\"stProgress\"], "
+        "[data-testid=\"stSkeleton\"]')")
+
+
+def wait_until_settled(page, seconds: float) -> None:
+    """Wait until the page is idle and its charts and texts have stopped changing for three
+    checks two seconds apart (a page at 10⁶ rows computes for a long time between charts)."""
+    deadline, stable, last = time.monotonic() + seconds, 0, None
+    while stable < 3:
+        page.wait_for_timeout(2000)
+        state = (page.evaluate(IDLE), page.locator(".js-plotly-plot").count(),
+                 page.locator('[data-testid="stMarkdownContainer"]').count())
+        stable = stable + 1 if state[0] and state == last else 0
+        last = state
+        assert time.monotonic() < deadline, f"still working after {seconds:.0f} s"
+
+
+#: Data points plotly drew in every chart (``_fullData``: the arrays after decoding, since
+#: numpy arrays travel as base64 typed arrays; ``_length`` is a trace's point count).
 COUNT_POINTS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map(
-    plot => (plot.data || []).reduce((sum, trace) => sum +
-        ((trace.x || trace.z || trace.values || []).length || 0), 0))"""
+    plot => (plot._fullData || []).reduce((sum, trace) => sum + (trace._length ||
+        (trace.z ? trace.z.length * ((trace.z[0] || []).length || 1) : 0) || 0), 0))"""
 
 
 def test_a_million_row_parquet_reaches_every_page(app_url: str, page, tmp_path) -> None:
@@ -55,10 +75,7 @@ def test_a_million_row_parquet_reaches_every_page(app_url: str, page, tmp_path) 
         drawn = entry.title not in WAIT_FOR_AN_ACTION
         if drawn:
             page.locator(".js-plotly-plot").first.wait_for(timeout=PAGE_SECONDS * 1000)
-        page.wait_for_timeout(500)
-        page.wait_for_function(
-            "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-            timeout=PAGE_SECONDS * 1000)
+        wait_until_settled(page, PAGE_SECONDS)
         seconds = time.monotonic() - start
         points = page.evaluate(COUNT_POINTS)
         print(f"{entry.title}: {seconds:.0f} s, points per chart {points}")
