@@ -2,7 +2,7 @@
 chooser, is validated, and every page of the app renders on it without an error, within its
 time budget, sending at most about 50,000 points to the browser per page.
 
-It takes about 15 minutes on a 2-core machine, so it is marked ``scale`` and left out of the
+It takes 6–8 minutes on a 2-core machine, so it is marked ``scale`` and left out of the
 default run (``make test``); run it with ``make test-scale``.
 """
 
