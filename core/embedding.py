@@ -71,6 +71,7 @@ from sklearn.decomposition import PCA
 from core._validation import check_choice, is_whole
 from core.data import describe_rows
 from core.kernels import Standardizer, standardize_features
+from core.resampling import row_sample
 
 if TYPE_CHECKING:  # imported where used: umap-learn alone takes seconds to import
     import openTSNE
@@ -288,15 +289,9 @@ def _check_method(method: str) -> str:
 # --------------------------------------------------------------------------- row selection
 
 
-def choose_fit_rows(n: int, max_fit: int, seed: int) -> np.ndarray:
-    """Sorted indices of the rows a map is fitted on: all ``n``, or ``max_fit`` drawn at random.
-
-    The draw is without replacement from ``numpy.random.default_rng(seed)``.
-    """
-    if n <= max_fit:
-        return np.arange(n)
-    rng = np.random.default_rng(seed)
-    return np.sort(rng.choice(n, size=max_fit, replace=False))
+#: Sorted indices of the rows a map is fitted on: all ``n``, or ``max_fit`` drawn at random
+#: (:func:`core.resampling.row_sample`).
+choose_fit_rows = row_sample
 
 
 def _complement(n: int, rows: np.ndarray) -> np.ndarray:

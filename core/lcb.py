@@ -36,6 +36,7 @@ from core.local_kernel import (
     resolve,
     spec_from,
 )
+from core.resampling import row_sample
 
 MIN_SUBGROUP = 30
 #: Total kernel weight below which a query point has no reference neighbours (LCB is NaN).
@@ -265,9 +266,7 @@ def select_bandwidths(
     p, labels = check_probs_labels(probs, y)
     full = inputs_for(p, labels, X, KernelSpec(np.inf, np.inf, standardize, class_index))
     n = full.p.shape[0]
-    rows = np.arange(n)
-    if n > max_rows:
-        rows = np.sort(np.random.default_rng(seed).choice(n, max_rows, replace=False))
+    rows = row_sample(n, max_rows, seed)
     sample = replace(full, p=full.p[rows], residuals=full.residuals[rows],
                      features=full.features[rows], points=full.points[rows])
     base = resolve(KernelSpec(standardize=standardize, class_index=class_index), sample.p,

@@ -85,10 +85,11 @@ def categorical_labels(P: np.ndarray, n_resamples: int, rng: np.random.Generator
     return labels
 
 
-def row_sample(n: int, limit: int, seed: int) -> np.ndarray | slice:
-    """At most ``limit`` of ``n`` rows: all of them (``slice(None)``) when ``n ≤ limit``,
-    else a seeded uniform sample without replacement, in row order. A test on a uniform
-    random subset keeps its level; pages use it where a computation grows faster than n."""
+def row_sample(n: int, limit: int, seed: int) -> np.ndarray:
+    """Sorted indices of at most ``limit`` of ``n`` rows: all of them when ``n ≤ limit``, else
+    a uniform draw without replacement from ``numpy.random.default_rng(seed)``. A test or fit
+    on a uniform random subset stays valid; the embeddings' fit rows, LCB's bandwidth
+    cross-validation, the comparison's KLCE column and the Ensembles page use it."""
     if n <= limit:
-        return slice(None)
-    return np.sort(np.random.default_rng([seed, n]).choice(n, limit, replace=False))
+        return np.arange(n)
+    return np.sort(np.random.default_rng(seed).choice(n, size=limit, replace=False))

@@ -38,7 +38,7 @@ def ensemble_inputs(data: AuditData, members: tuple[int, ...], features: tuple[s
 
 def tested_rows(data: AuditData) -> np.ndarray:
     """The rows of ``data`` the tests see, in order (a result's ``rows`` index into these)."""
-    return np.arange(data.n)[row_sample(data.n, ENSEMBLE_ROWS, 0)]
+    return row_sample(data.n, ENSEMBLE_ROWS, 0)
 
 
 def credal_comparison(fingerprint: str, members: tuple[int, ...], features: tuple[str, ...],

@@ -40,7 +40,7 @@ import pandas as pd
 from core import metrics
 from core._validation import check_count, check_positive, check_seed
 from core.audit import TEST_FEATURES
-from core.computation import AUTO_SECONDS, exact_seconds
+from core.computation import choose
 from core.data import AuditData
 from core.embedding import fit_embedding
 from core.groups import iter_groups
@@ -199,19 +199,20 @@ def mlce_space(calibration: AuditData, test: AuditData, features: tuple[str, ...
 
 
 def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
-            features: tuple[str, ...], groups: tuple[str, ...], gamma: float,
-            n_resamples: int, seed: int, computation: str = "auto") -> dict[str, float]:
+            kernel: tuple[np.ndarray, np.ndarray | None], groups: tuple[str, ...],
+            gamma: float, n_resamples: int, seed: int, computation: str = "auto"
+            ) -> dict[str, float]:
+    """Every column of the table for one method's test probabilities; ``kernel`` holds the
+    KLCE test's rows and their feature matrix (the same for every method of a split)."""
     y = test.y
     conf, correct = _top_label(probs, y)
     row = {"accuracy": metrics.accuracy(probs, y), "brier": metrics.brier(probs, y),
            "nll": metrics.nll(probs, y), "ece": metrics.ece(probs, y, N_BINS),
            "mce": metrics.mce(probs, y, N_BINS)}
     row["mlce"] = np.nan if coords is None else mlce(conf, correct, coords, gamma, N_BINS)
-    X = test.feature_matrix(features) if features else None
     p, t = (probs[:, 1], y) if test.is_binary else (conf, correct.astype(np.int64))
-    rows = row_sample(test.n, KERNEL_ROWS, seed)
-    row["klce_p"] = klce_p_value(p[rows], t[rows], None if X is None else X[rows], n_resamples,
-                                 seed, computation)
+    rows, X = kernel
+    row["klce_p"] = klce_p_value(p[rows], t[rows], X, n_resamples, seed, computation)
     worst = np.nan
     for column in groups:
         for _, mask in iter_groups(test.groups[column].to_numpy(), MIN_GROUP_ROWS):
@@ -222,15 +223,13 @@ def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
 
 
 def klce_computation(rows: int, n_resamples: int, tests: int) -> tuple[str, str]:
-    """``(computation, reason)`` of a comparison's KLCE column: exact while all its ``tests``
-    grid tests on ``rows`` test rows together take at most ``AUTO_SECONDS`` here, else
-    random Fourier features (:data:`core.audit.TEST_FEATURES`; the level stays exact)."""
-    estimate = tests * exact_seconds(rows, (n_resamples + 2) * len(KLCE_FACTORS) ** 2)
-    if estimate <= AUTO_SECONDS:
-        return "exact", f"the exact tests take about {estimate:.0f} s here"
-    return "rff", (f"the {tests} exact KLCE tests of the table would take about "
-                   f"{estimate:,.0f} s here, so they ran with {TEST_FEATURES} random Fourier "
-                   "features (their level stays exact)")
+    """``(computation, reason)`` of a comparison's KLCE column, one choice for all its
+    ``tests`` grid tests on ``rows`` test rows: :func:`core.computation.choose` with the
+    columns of every test together, so the column is exact while the whole column takes
+    about ``AUTO_SECONDS`` here, else random Fourier features (their level stays exact)."""
+    label, reason = choose("auto", rows, tests * (n_resamples + 2) * len(KLCE_FACTORS) ** 2,
+                           TEST_FEATURES)
+    return ("exact" if label == "exact" else "rff"), f"{tests} tests: {reason}"
 
 
 def klce_p_value(p: np.ndarray, t: np.ndarray, X: np.ndarray | None, n_resamples: int,
@@ -331,6 +330,8 @@ def compare(
         coords = mlce_space(calibration, test, features)
         if k == 0:
             first_test, first_coords = test, coords
+        tested = row_sample(test.n, KERNEL_ROWS, seed + k)
+        kernel = (tested, test.feature_matrix(features)[tested] if features else None)
         extras_cal = _extras(calibration, features, groups)
         extras_test = _extras(test, features, groups)
         outputs = {UNCALIBRATED: (test.probs, 0.0)}
@@ -348,9 +349,8 @@ def compare(
                 continue
             outputs[name] = (q if q.ndim == 2 else np.column_stack([1.0 - q, q]), seconds)
         for name, (probs, seconds) in outputs.items():
-            row = {"method": name, "split": k, **_scores(probs, test, coords, features, groups,
-                                                         gamma, n_resamples, seed + k,
-                                                         computation),
+            row = {"method": name, "split": k, **_scores(probs, test, coords, kernel, groups, gamma,
+                                                         n_resamples, seed + k, computation),
                    "fit_seconds": seconds}
             rows.append(row)
             if k == 0:
