@@ -38,7 +38,6 @@ from core import audit as audit_module
 from core import estimators, local, metrics
 from core.audit import TEST_FEATURES, AuditSettings, run_audit, settings_for
 from core.column_guess import guess_columns
-from core.computation import exact_seconds
 from core.data import AuditData, summarise_columns
 from core.readers import read_table
 from core.recalibration.compare import CompareSettings
@@ -132,12 +131,11 @@ def reliability_page(data: AuditData, settings: AuditSettings, steps: list[Step]
 def trust_page(data: AuditData, settings: AuditSettings, exact_up_to: int,
                steps: list[Step]) -> None:
     features = audit_module.feature_columns(data, None)
-    grid_columns = (settings.grid_resamples + 2) * 25
     seconds, peak, grid = timed(lambda: audit_module.klce_grid(
         data, features, None, settings.null, settings.grid_resamples,
         n_features=settings.grid_features))
     cpu, label = LAST_CPU[0], grid.aggregated.parameters["computation"]
-    exact, measured = exact_seconds(data.n, grid_columns), False
+    exact, measured = grid.aggregated.parameters["exact_seconds"], False
     if label != "exact" and data.n <= exact_up_to:
         exact, measured = timed(lambda: audit_module.klce_grid(
             data, features, None, settings.null, settings.grid_resamples,
@@ -148,7 +146,7 @@ def trust_page(data: AuditData, settings: AuditSettings, exact_up_to: int,
     seconds, peak, single = timed(lambda: local.klce_test(
         probs, y, X, n_resamples=TRUST_RESAMPLES, spec=spec, n_features=TEST_FEATURES))
     cpu, label = LAST_CPU[0], single.parameters["computation"]
-    exact, measured = exact_seconds(data.n, TRUST_RESAMPLES + 2), False
+    exact, measured = single.parameters["exact_seconds"], False
     if label != "exact" and data.n <= exact_up_to:
         exact, measured = timed(lambda: local.klce_test(
             probs, y, X, n_resamples=TRUST_RESAMPLES, spec=spec, computation="exact"))[0], True

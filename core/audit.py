@@ -415,12 +415,6 @@ def klce_grid(data: AuditData, features: tuple[str, ...], class_index: int | Non
                                 n_features=n_features)
 
 
-def grid_exact_seconds(data: AuditData, n_resamples: int, grid_points: int = 25) -> float:
-    """Estimated time of the exact bandwidth grid on ``data`` here (each point a pass over
-    B + 1 columns plus the centred statistic's row sums)."""
-    return exact_seconds(data.n, (n_resamples + 2) * grid_points)
-
-
 def lcb_bandwidths(reference: AuditData, features: tuple[str, ...],
                    class_index: int | None) -> tuple[float, float, pd.DataFrame]:
     """LCB bandwidths by leave-one-out cross-validation on the reference rows."""

@@ -37,6 +37,7 @@ from scipy import stats
 from core import engine
 from core._validation import check_choice, check_count, check_probs_labels
 from core.computation import choose as computation_choice
+from core.computation import exact_seconds
 from core.kernels import kernel_matmul, quadratic_forms
 from core.local_kernel import (
     KernelInputs,
@@ -246,6 +247,7 @@ def klce_test(
                     "class_index": inputs.spec.class_index, "spec": inputs.spec,
                     "engine": engine.current().describe(), "computation": label,
                     "computation_reason": reason,
+                    "exact_seconds": exact_seconds(n, n_resamples + 1),
                     "klce": float(by_variant["plain"][0]),
                     **({"klce_centred": float(by_variant["centred"][0])}
                        if "centred" in by_variant else {}),
@@ -420,7 +422,8 @@ def klce_grid_test(
         n_resamples=n_resamples,
         parameters={"prob_bandwidths": p_grid.tolist(), "feature_bandwidths": x_grid.tolist(),
                     "seed": seed, "spec": base.spec, "engine": engine.current().describe(),
-                    "computation": label, "computation_reason": reason},
+                    "computation": label, "computation_reason": reason,
+                    "exact_seconds": exact_seconds(base.p.shape[0], (n_resamples + 1) * total)},
         p_value_paper=paper_p_value(maxima[0], maxima[1:]),
     )
     return GridTestResult(p_grid, x_grid, per_point[:, :, 0], p_values, aggregated, null,

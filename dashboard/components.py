@@ -115,9 +115,12 @@ def export_control(figure: go.Figure, key: str, caption: str = "", title: str = 
 
 
 def computation_note(parameters: dict, key: str, fingerprint: str,
-                     exact_estimate: float) -> None:
+                     exact_estimate: float | None = None) -> None:
     """One sentence on which computation ran (:func:`core.computation.summary`) and, when it
-    was an approximation, a button that reruns the page exactly, with its estimated time."""
+    was an approximation, a button that reruns the page exactly, with its estimated time
+    (``exact_estimate``, else the result's ``parameters["exact_seconds"]``)."""
+    if exact_estimate is None:
+        exact_estimate = parameters.get("exact_seconds", float("nan"))
     if parameters.get("computation", "exact") == "exact":
         st.caption(summary(parameters))
         return

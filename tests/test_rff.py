@@ -160,3 +160,14 @@ def test_a_grid_cell_equals_the_single_test_at_its_bandwidths() -> None:
                        computation="rff", n_features=256, seed=3)
     assert grid.p_values[1, 3] == single.p_value
     assert grid.statistics[1, 3] == pytest.approx(single.statistic, rel=1e-12)
+
+
+def test_results_carry_the_estimated_time_of_the_exact_computation() -> None:
+    """Pages offer "run exact" with the estimate the result recorded when it chose."""
+    from core.computation import exact_seconds
+
+    p, y, X = type_two_paper(np.random.default_rng(6), n=400, d=3)
+    single = klce_test(p, y, X, n_resamples=30, computation="rff", n_features=64)
+    assert single.parameters["exact_seconds"] == exact_seconds(400, 31)
+    grid = klce_grid_test(p, y, X, n_resamples=30, computation="rff", n_features=64)
+    assert grid.aggregated.parameters["exact_seconds"] == exact_seconds(400, 31 * 25)

@@ -7,8 +7,6 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from core.audit import grid_exact_seconds
-from core.computation import exact_seconds
 from core.figure_style import caption_text
 from core.figures import null_histogram_figure, p_value_heatmap_figure
 from core.klce import DEFAULT_NULL, NULL_EXPLANATIONS, NULLS
@@ -69,8 +67,7 @@ grid = cache.klce_grid(data.fingerprint, features, class_index, null, GRID_RESAM
                        progress=lambda fraction, message: bar.progress(fraction, text=message),
                        computation=grid_computation)
 bar.empty()
-computation_note(grid.aggregated.parameters, "trust_grid", data.fingerprint,
-                 grid_exact_seconds(data, GRID_RESAMPLES, grid.p_values.size))
+computation_note(grid.aggregated.parameters, "trust_grid", data.fingerprint)
 verdict(grid.aggregated.p_value, alpha,
         reject=f"Not locally calibrated over {scope} for {subject}: the aggregated KLCE test "
                "rejects",
@@ -103,8 +100,7 @@ sigma_p, sigma_x = base_p * factor_p, (base_x * factor_x if features else np.inf
 single_computation = "exact" if exact_requested("trust_single", data.fingerprint) else "auto"
 result = cache.klce_test(data.fingerprint, features, class_index, sigma_p, sigma_x, null,
                          n_resamples, data, computation=single_computation)
-computation_note(result.parameters, "trust_single", data.fingerprint,
-                 exact_seconds(data.n, n_resamples + 2))
+computation_note(result.parameters, "trust_single", data.fingerprint)
 verdict(result.p_value, alpha,
         reject="At these bandwidths the KLCE test rejects local calibration",
         accept="At these bandwidths the KLCE test finds no evidence of local miscalibration",
