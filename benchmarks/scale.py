@@ -55,37 +55,32 @@ TARGETS = {100_000: 30.0, 1_000_000: 120.0}
 MEMORY_TARGET_MIB = 4096
 
 
+@dataclass(frozen=True)
+class Timing:
+    seconds: float  # wall time: what a user waits
+    cpu: float  # CPU time: the work, when other jobs share the cores
+    peak_mib: float  # tracemalloc's peak
+
+
 @dataclass
 class Step:
     page: str
     name: str
-    seconds: float
-    peak_mib: float
+    timing: Timing
     note: str = ""
     exact_seconds: float | None = None
     exact_measured: bool = False
-    cpu: float = -1.0
-
-    def __post_init__(self) -> None:
-        if self.cpu < 0:  # the CPU time of the timed() call that produced this step
-            self.cpu = LAST_CPU[0]
 
 
-#: CPU seconds of the last :func:`timed` call (wall time is what a user waits; CPU time shows
-#: the work when other jobs share the cores).
-LAST_CPU = [0.0]
-
-
-def timed(function: Callable[[], object]) -> tuple[float, float, object]:
-    """Wall seconds, peak traced MiB and the result of one call (CPU seconds in LAST_CPU)."""
+def timed(function: Callable[[], object]) -> tuple[Timing, object]:
+    """The :class:`Timing` and the result of one call."""
     tracemalloc.start()
     start, cpu = time.perf_counter(), time.process_time()
     result = function()
-    seconds = time.perf_counter() - start
-    LAST_CPU[0] = time.process_time() - cpu
-    peak = tracemalloc.get_traced_memory()[1] / 2**20
+    timing = Timing(time.perf_counter() - start, time.process_time() - cpu,
+                    tracemalloc.get_traced_memory()[1] / 2**20)
     tracemalloc.stop()
-    return seconds, peak, result
+    return timing, result
 
 
 def data_page(n: int, folder: Path, steps: list[Step]) -> AuditData:
@@ -95,17 +90,17 @@ def data_page(n: int, folder: Path, steps: list[Step]) -> AuditData:
     frame.to_parquet(parquet, index=False)
     for path in (csv, parquet):
         raw = path.read_bytes()
-        seconds, peak, loaded = timed(lambda raw=raw, path=path: read_table(raw, path.name))
+        timing, loaded = timed(lambda raw=raw, path=path: read_table(raw, path.name))
         steps.append(Step("Data", f"read {path.suffix[1:]} ({len(raw) / 2**20:.0f} MB)",
-                          seconds, peak))
+                          timing))
     table = loaded.frame
     for name, call in (("guess the columns", lambda: guess_columns(table)),
                        ("column summaries", lambda: summarise_columns(table))):
-        seconds, peak, _ = timed(call)
-        steps.append(Step("Data", name, seconds, peak))
-    seconds, peak, data = timed(lambda: AuditData.from_frame(
+        timing, _ = timed(call)
+        steps.append(Step("Data", name, timing))
+    timing, data = timed(lambda: AuditData.from_frame(
         table, label="label", prob="prob", features=SCALE_FEATURES, groups=("region",)))
-    steps.append(Step("Data", "validate", seconds, peak))
+    steps.append(Step("Data", "validate", timing))
     return data
 
 
@@ -120,79 +115,80 @@ def reliability_page(data: AuditData, settings: AuditSettings, steps: list[Step]
             data.probs, data.y, notion, None),
     }
     for name, call in calls.items():
-        seconds, peak, result = timed(call)
+        timing, result = timed(call)
         note = ""
         if isinstance(result, audit_module.ReliabilitySection):
             consistency = result.tests["consistency"].parameters
             note = f"SKCE test: {consistency.get('computation', 'exact')}"
-        steps.append(Step("Reliability", name, seconds, peak, note))
+        steps.append(Step("Reliability", name, timing, note))
 
 
 def trust_page(data: AuditData, settings: AuditSettings, exact_up_to: int,
                steps: list[Step]) -> None:
     features = audit_module.feature_columns(data, None)
-    seconds, peak, grid = timed(lambda: audit_module.klce_grid(
+    timing, grid = timed(lambda: audit_module.klce_grid(
         data, features, None, settings.null, settings.grid_resamples,
         n_features=settings.grid_features))
-    cpu, label = LAST_CPU[0], grid.aggregated.parameters["computation"]
+    label = grid.aggregated.parameters["computation"]
     exact, measured = grid.aggregated.parameters["exact_seconds"], False
     if label != "exact" and data.n <= exact_up_to:
         exact, measured = timed(lambda: audit_module.klce_grid(
             data, features, None, settings.null, settings.grid_resamples,
-            computation="exact"))[0], True
-    steps.append(Step("Trust test", "KLCE grid 5×5, B = 200", seconds, peak, label,
-                      exact if label != "exact" else None, measured, cpu))
+            computation="exact"))[0].seconds, True
+    steps.append(Step("Trust test", "KLCE grid 5×5, B = 200", timing, label,
+                      exact if label != "exact" else None, measured))
     probs, y, X, spec = audit_module.local_inputs(data, features, None)
-    seconds, peak, single = timed(lambda: local.klce_test(
+    timing, single = timed(lambda: local.klce_test(
         probs, y, X, n_resamples=TRUST_RESAMPLES, spec=spec, n_features=TEST_FEATURES))
-    cpu, label = LAST_CPU[0], single.parameters["computation"]
+    label = single.parameters["computation"]
     exact, measured = single.parameters["exact_seconds"], False
     if label != "exact" and data.n <= exact_up_to:
         exact, measured = timed(lambda: local.klce_test(
-            probs, y, X, n_resamples=TRUST_RESAMPLES, spec=spec, computation="exact"))[0], True
+            probs, y, X, n_resamples=TRUST_RESAMPLES, spec=spec,
+            computation="exact"))[0].seconds, True
     steps.append(Step("Trust test", f"KLCE at the median heuristic, B = {TRUST_RESAMPLES}",
-                      seconds, peak, label, exact if label != "exact" else None, measured, cpu))
+                      timing, label, exact if label != "exact" else None, measured))
 
 
 def local_bias_page(data: AuditData, settings: AuditSettings, steps: list[Step]) -> None:
     features = audit_module.feature_columns(data, None)
-    seconds, peak, section = timed(lambda: audit_module.lcb_section(
+    timing, section = timed(lambda: audit_module.lcb_section(
         data, features, None, settings.subgroup_ranges))
-    steps.append(Step("Local bias", "LCB bandwidths, values and subgroups", seconds, peak,
+    steps.append(Step("Local bias", "LCB bandwidths, values and subgroups", timing,
                       section.reference))
 
 
 def lce_page(data: AuditData, settings: AuditSettings, steps: list[Step]) -> None:
     features = audit_module.feature_columns(data, None)
-    seconds, peak, section = timed(lambda: audit_module.lce_section(
+    timing, section = timed(lambda: audit_module.lce_section(
         data, features, settings.embedding, settings.gamma))
-    steps.append(Step("LCE landscape", "PCA map and MLCE over γ", seconds, peak,
+    steps.append(Step("LCE landscape", "PCA map and MLCE over γ", timing,
                       getattr(section, "computation", "") if section else ""))
 
 
 def recalibration_page(data: AuditData, steps: list[Step]) -> None:
     settings = CompareSettings.of({m: {} for m in RECALIBRATION_METHODS},
                                   features=SCALE_FEATURES, groups=("region",))
-    seconds, peak, result = timed(lambda: settings.run(data))
+    timing, result = timed(lambda: settings.run(data))
     steps.append(Step("Recalibration", f"compare {len(RECALIBRATION_METHODS)} methods",
-                      seconds, peak, " ".join(result.notes[1:])))
+                      timing, " ".join(result.notes[1:])))
 
 
 def estimators_page(data: AuditData, steps: list[Step]) -> None:
     settings = estimators.SelectionSettings(max_fit_rows=ESTIMATOR_FIT_ROWS,
                                             max_rows=ESTIMATOR_ROWS)
-    seconds, peak, _ = timed(lambda: estimators.select(data.probs, data.y,
+    timing, _ = timed(lambda: estimators.select(data.probs, data.y,
                                                        **settings.__dict__))
     steps.append(Step("Estimators", f"cross-validated selection (≤ {ESTIMATOR_ROWS:,} rows)",
-                      seconds, peak))
+                      timing))
 
 
 def export_page(data: AuditData, steps: list[Step]) -> None:
-    seconds, peak, result = timed(lambda: run_audit(data, settings_for(data, {"part": "all"})))
-    steps.append(Step("Export", "run_audit (every section)", seconds, peak))
-    seconds, peak, _ = timed(lambda: build_report(result, data, formats=("html",),
+    timing, result = timed(lambda: run_audit(data, settings_for(data, {"part": "all"})))
+    steps.append(Step("Export", "run_audit (every section)", timing))
+    timing, _ = timed(lambda: build_report(result, data, formats=("html",),
                                                   pdf=False))
-    steps.append(Step("Export", "report: HTML figures, tables, JSON (no PDF)", seconds, peak))
+    steps.append(Step("Export", "report: HTML figures, tables, JSON (no PDF)", timing))
 
 
 PAGES = ("data", "reliability", "trust", "local-bias", "lce", "recalibration", "ensembles",
@@ -209,9 +205,9 @@ def run(n: int, pages: tuple[str, ...], exact_up_to: int, folder: Path) -> list[
         "local-bias": lambda: local_bias_page(data, settings, steps),
         "lce": lambda: lce_page(data, settings, steps),
         "recalibration": lambda: recalibration_page(data, steps),
-        "ensembles": lambda: steps.append(Step("Ensembles", "credal-set test", 0.0, 0.0,
-                                               "n/a: the table has no member columns",
-                                               cpu=0.0)),
+        "ensembles": lambda: steps.append(Step("Ensembles", "credal-set test",
+                                               Timing(0.0, 0.0, 0.0),
+                                               "n/a: the table has no member columns")),
         "estimators": lambda: estimators_page(data, steps),
         "export": lambda: export_page(data, steps),
     }
@@ -225,19 +221,20 @@ def run(n: int, pages: tuple[str, ...], exact_up_to: int, folder: Path) -> list[
 def table(n: int, steps: list[Step]) -> pd.DataFrame:
     rows = []
     for s in steps:
-        ratio = "" if s.exact_seconds is None else f"{s.exact_seconds / s.seconds:,.0f}×"
+        ratio = "" if s.exact_seconds is None else \
+            f"{s.exact_seconds / s.timing.seconds:,.0f}×"
         exact = "" if s.exact_seconds is None else \
             f"{s.exact_seconds:,.1f} s{'' if s.exact_measured else ' (est.)'}"
         rows.append({"n": f"{n:,}", "page": s.page, "step": s.name,
-                     "seconds": round(s.seconds, 2), "CPU s": round(s.cpu, 2),
-                     "peak MiB": round(s.peak_mib),
+                     "seconds": round(s.timing.seconds, 2), "CPU s": round(s.timing.cpu, 2),
+                     "peak MiB": round(s.timing.peak_mib),
                      "computation": s.note, "exact": exact, "exact / approx": ratio})
     return pd.DataFrame(rows)
 
 
 def page_totals(n: int, steps: list[Step]) -> pd.DataFrame:
-    frame = pd.DataFrame([(s.page, s.seconds, s.cpu, s.peak_mib) for s in steps],
-                         columns=["page", "seconds", "cpu", "peak"])
+    frame = pd.DataFrame([(s.page, s.timing.seconds, s.timing.cpu, s.timing.peak_mib)
+                          for s in steps], columns=["page", "seconds", "cpu", "peak"])
     totals = frame.groupby("page", sort=False).agg(
         seconds=("seconds", "sum"), cpu=("cpu", "sum"), peak=("peak", "max")).reset_index()
     target = TARGETS.get(n)
