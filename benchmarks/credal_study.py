@@ -2,7 +2,7 @@
 
     python -m benchmarks.credal_study [--reps 100] [--resamples 100] [--jobs 2]
                                       [--settings binary-h0-constant,...] [--estimators ce2,...]
-                                      [--null bootstrap|consistency] [--sizes 400,400,400]
+                                      [--null bootstrap|consistency|refit] [--sizes 400,400,400]
                                       [--oracle]
 
 For each setting of :data:`core.ensembles.SETTINGS`, each repetition draws a fresh data set of
@@ -21,6 +21,9 @@ weights to be learned, so its rejection rate separates the two sources of a libe
 test: an estimator bias the bootstrap does not reproduce (the oracle is liberal too) and the
 learned weights' generalisation error (only the learned test is). ``--sizes`` changes the
 three parts, e.g. ``--sizes 1600,400,400`` for four times as many optimisation rows.
+``--null refit`` gives the learned test the null of the whole procedure (labels of every row
+redrawn from f_λ̂ and λ(x) learned again in each resample, :func:`core.ensembles.test.refit_null`);
+the oracle and the two baselines then keep their test rows, as with ``consistency``.
 
 Repetitions run in ``--jobs`` worker processes (each with single-threaded BLAS). The last
 column compares the mean seconds per test with the mean test's, measured in the same run.
@@ -42,7 +45,14 @@ if __name__ == "__main__":  # one BLAS thread per worker; left alone when import
 
 import numpy as np  # noqa: E402
 
-from core.ensembles import ESTIMATORS, SETTINGS, WEIGHTS, credal_test, simulate  # noqa: E402
+from core.ensembles import (  # noqa: E402
+    ESTIMATORS,
+    NULLS,
+    SETTINGS,
+    WEIGHTS,
+    credal_test,
+    simulate,
+)
 from core.ensembles.test import bootstrap_null  # noqa: E402
 from core.stattests import resampling_p_value  # noqa: E402
 
@@ -144,8 +154,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--settings", default=",".join(SETTINGS))
     parser.add_argument("--estimators", default=",".join(ESTIMATOR_KEYS))
-    parser.add_argument("--null", default="bootstrap", choices=("bootstrap", "consistency"),
-                        help="rows drawn with replacement (Algorithm 1) or kept")
+    parser.add_argument("--null", default="bootstrap", choices=NULLS,
+                        help="the null: test rows drawn with replacement (Algorithm 1), kept "
+                             "(consistency), or the learned weights refitted in every "
+                             "resample (refit; B network fits per learned test)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
                         help="optimisation, validation and test rows")
     parser.add_argument("--oracle", action="store_true",

@@ -58,3 +58,19 @@ def test_large_ensembles_are_tested_on_a_seeded_sample_mapped_back_to_their_rows
     np.testing.assert_array_equal(y, data.y[rows])
     np.testing.assert_array_equal(members, data.members[rows][:, [0, 1]])
     np.testing.assert_array_equal(rows, ensemble_cache.tested_rows(data))  # seeded
+
+
+def test_refit_null_on_the_page(monkeypatch) -> None:
+    from dashboard import ensemble_cache
+
+    monkeypatch.setattr(ensemble_cache, "ENSEMBLE_ROWS", 400)   # 50 refits on 240 rows
+    at = open_demo_page("ensembles", "ensemble",
+                        widgets={"ens_null_kind": "refit", "ens_b": 50})
+    captions = " ".join(c.value for c in at.caption)
+    assert "λ(x) refitted" in captions
+    assert "refit null" in " ".join(s.value for s in at.success)
+    assert "400 of the 3,000 rows" in " ".join(i.value for i in at.info)
+    assert at.dataframe[0].value["p_value"].between(0, 1).all()
+    at.selectbox(key="ens_weights").set_value("mean").run()
+    assert not at.exception, at.exception
+    assert "this test fits no weights to refit" in " ".join(c.value for c in at.caption)

@@ -138,3 +138,46 @@ def test_consistency_null_keeps_every_row_once(binary_h0) -> None:
     assert result.parameters["null"] == "consistency" and result.null.size == 20
     with pytest.raises(ValueError, match="Unknown null 'permutation'"):
         credal_test(members, y, X, null="permutation")
+
+
+def test_refit_null_repeats_the_weight_fit_on_labels_redrawn_for_every_row() -> None:
+    from core.ensembles.estimators import ESTIMATORS
+    from core.ensembles.test import refit_null
+
+    rng = np.random.default_rng(3)
+    n, M, test = 50, 3, np.arange(30, 50)
+    members = rng.dirichlet(np.ones(2), size=(n, M))
+    # one-hot combined rows: the redrawn labels are known, so what refit receives is checked
+    truth = rng.integers(0, 2, size=n)
+    combined = np.eye(2)[truth]
+    seen, lam = [], rng.dirichlet(np.ones(M), size=test.size)
+
+    def refit(labels: np.ndarray) -> np.ndarray:
+        seen.append(labels.copy())
+        return lam
+
+    values = refit_null(combined, members[test], test, refit, "ce2", 0.1, 4,
+                        np.random.default_rng(0))
+    assert len(seen) == 4 and all(np.array_equal(s, truth) for s in seen)
+    expected = ESTIMATORS["ce2"].value(combine(lam, members[test]), truth[test], 0.1)
+    np.testing.assert_allclose(values, expected)
+
+
+def test_refit_null_fits_the_network_again_in_every_resample(binary_h0) -> None:
+    members, y, X, _ = binary_h0
+    messages = []
+    a = credal_test(members, y, X, n_resamples=6, seed=4, null="refit",
+                    progress=lambda fraction, message: messages.append((fraction, message)))
+    b = credal_test(members, y, X, n_resamples=6, seed=4, null="refit")
+    fixed = credal_test(members, y, X, n_resamples=6, seed=4)
+    assert a.parameters["null"] == "refit" and a.null.size == 6
+    np.testing.assert_array_equal(a.null, b.null)              # reproducible with the seed
+    assert a.statistic == fixed.statistic                      # the same learned combination
+    assert not np.array_equal(a.null, fixed.null)
+    refits = [f for f, m in messages if m.startswith("Refitting λ(x)")]
+    assert len(refits) == 6 and refits == sorted(refits) and refits[-1] == pytest.approx(1.0)
+    # the baselines fit no weights: their refit null keeps the rows, as "consistency" does
+    mean_refit = credal_test(members, y, X, weights="mean", n_resamples=20, seed=4, null="refit")
+    mean_kept = credal_test(members, y, X, weights="mean", n_resamples=20, seed=4,
+                            null="consistency")
+    np.testing.assert_array_equal(mean_refit.null, mean_kept.null)

@@ -15,11 +15,20 @@ weights of Jürgens, Mortier, Hüllermeier, Bengs & Waegeman
 from core.ensembles.estimators import ESTIMATORS, ce2, cekl, kde_ratio, skce
 from core.ensembles.simulate import SETTINGS, simulate
 from core.ensembles.summary import CredalComparison, CredalSettings, compare_weights
-from core.ensembles.test import NULLS, WEIGHT_LABELS, WEIGHTS, CredalTestResult, credal_test
+from core.ensembles.test import (
+    NULL_LABELS,
+    NULLS,
+    WEIGHT_LABELS,
+    WEIGHTS,
+    CredalTestResult,
+    credal_test,
+    null_description,
+)
 from core.ensembles.weights import WeightNetwork, WeightSettings, combine
 
 __all__ = [
-    "ESTIMATORS", "NULLS", "SETTINGS", "WEIGHTS", "WEIGHT_LABELS", "CredalComparison",
-    "CredalSettings", "CredalTestResult", "WeightNetwork", "WeightSettings", "ce2", "cekl",
-    "combine", "compare_weights", "credal_test", "kde_ratio", "simulate", "skce",
+    "ESTIMATORS", "NULL_LABELS", "NULLS", "SETTINGS", "WEIGHTS", "WEIGHT_LABELS",
+    "CredalComparison", "CredalSettings", "CredalTestResult", "WeightNetwork", "WeightSettings",
+    "ce2", "cekl", "combine", "compare_weights", "credal_test", "kde_ratio", "null_description",
+    "simulate", "skce",
 ]

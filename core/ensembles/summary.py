@@ -18,8 +18,10 @@ from core.ensembles.estimators import ESTIMATORS
 from core.ensembles.test import WEIGHT_LABELS, WEIGHTS, CredalTestResult, credal_test
 
 Progress = Callable[[float, str], None]
-#: Share of the progress bar each test takes (the learned one trains a network first).
+#: Share of the progress bar each test takes (the learned one trains a network first; with
+#: ``null="refit"`` it trains B + 1 networks).
 PROGRESS_SHARES = {"learned": 0.6, "mean": 0.15, "sampled": 0.25}
+REFIT_PROGRESS_SHARES = {"learned": 0.9, "mean": 0.03, "sampled": 0.07}
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class CredalSettings:
     seed : int
         Seeds the split, the network and the resampling.
     null : str
-        ``"bootstrap"`` (Algorithm 1) or ``"consistency"`` (:func:`credal_test`).
+        ``"bootstrap"`` (Algorithm 1), ``"consistency"`` or ``"refit"`` (:func:`credal_test`).
     """
 
     estimator: str = "ce2"
@@ -102,8 +104,9 @@ def compare_weights(members: np.ndarray, y: np.ndarray, X: np.ndarray,
     """
     results = {}
     done = 0.0
+    shares = REFIT_PROGRESS_SHARES if settings.null == "refit" else PROGRESS_SHARES
     for key in WEIGHTS:
-        share = PROGRESS_SHARES[key]
+        share = shares[key]
 
         def report(fraction: float, message: str, start: float = done, share: float = share,
                    key: str = key) -> None:

@@ -38,6 +38,16 @@ settings, the learned one above it (0.11–0.135 with CE₂; 0.09 for H0,2 with 
 optimisation rows) — the excess is the weights' generalisation error
 (:mod:`core.ensembles.weights`), not an estimator bias the bootstrap misses. The default
 ``split`` gives the optimisation part three times the test rows.
+
+The refit null (``null="refit"``, :func:`refit_null`). Algorithm 1's null holds λ̂ fixed, so
+it describes T for a *given* combination and leaves that generalisation error out. The null
+of the whole procedure puts it back: in a bootstrap world whose truth is f_λ̂ — a member of
+the credal set, so H0 holds there — redraw the labels of every row, learn λ again exactly as
+on the data (same network, seed, split and early stopping), and compute ĝ of the refitted
+combination on the test rows. This is the parametric bootstrap of the two-stage test
+(lines 3–11 of Algorithm 1 inside the loop instead of lines 6–11); it costs B more network
+fits. On the paper's binary H0 settings at 400 / 400 / 400 it rejects at α where Algorithm 1
+does not (README, "The credal-set test on the paper's simulations").
 """
 
 from __future__ import annotations
@@ -61,16 +71,32 @@ from core._validation import (
 )
 from core.ensembles.estimators import ESTIMATORS, resample_counts, resampled_values
 from core.ensembles.weights import WeightNetwork, WeightSettings, combine
+from core.resampling import categorical_labels
 from core.stattests import TestResult, paper_p_value, resampling_p_value
 
 Progress = Callable[[float, str], None]
 WEIGHTS = ("learned", "mean", "sampled")
-NULLS = ("bootstrap", "consistency")
+NULLS = ("bootstrap", "consistency", "refit")
+NULL_LABELS = {
+    "bootstrap": "Algorithm 1: test rows drawn with replacement, labels redrawn",
+    "consistency": "test rows kept, labels redrawn",
+    "refit": "the whole procedure again: labels redrawn, λ(x) refitted (B fits)",
+}
 WEIGHT_LABELS = {
     "learned": "learned λ(x) (Algorithm 1)",
     "mean": "ensemble mean (Avg. + npbe)",
     "sampled": "constant λ, Dir(1) null (Mortier et al.)",
 }
+
+
+def null_description(null: str, weights: str) -> str:
+    """How the null of the ``weights`` test was drawn under ``null`` (for captions): the
+    mean and sampled tests fit no weights on other rows, so ``"refit"`` keeps their rows."""
+    if null == "refit" and weights != "learned":
+        return f"{NULL_LABELS['consistency']} (this test fits no weights to refit)"
+    return NULL_LABELS[null]
+
+
 #: Fewest rows each of the three parts of the split must hold.
 MIN_PART_ROWS = 20
 #: A member probability may leave [0, 1] (or a row sum 1) by this much before it is an error.
@@ -78,6 +104,9 @@ TOLERANCE = 1e-6
 DEFAULT_SETTINGS = WeightSettings()
 #: Resamples per pass of the bootstrap null (memory n · NULL_CHUNK · K counts).
 NULL_CHUNK = 25
+#: Share of a learned test's progress bar that training the network takes (B refits follow
+#: it under ``null="refit"``, so there the first fit takes a smaller share).
+FIT_SHARE, REFIT_FIT_SHARE = 0.6, 0.05
 #: Dir(1) draws from which the constant-weight minimisation of ``sampled`` starts.
 N_CANDIDATES = 32
 #: L-BFGS iterations refining the best constant weights (M is small; it converges quickly).
@@ -184,14 +213,15 @@ def bootstrap_null(combined: np.ndarray, estimator: str, bandwidth: float, n_res
                    rng: np.random.Generator, progress: Progress | None = None,
                    null: str = "bootstrap") -> np.ndarray:
     """B statistics on rows drawn with replacement (``null="bootstrap"``, Algorithm 1,
-    lines 5–12) or kept (``"consistency"``) and labels redrawn from the prediction, all
+    lines 5–12) or kept (``"consistency"``, ``"refit"``) and labels redrawn from the
+    prediction, all
     resamples in one pass per row tile (:func:`core.ensembles.estimators.resampled_values`),
     in chunks for the progress bar."""
     values = np.empty(n_resamples)
     chunk = max(1, min(NULL_CHUNK, n_resamples))
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
-        counts = resample_counts(combined, size, rng, rows_fixed=null == "consistency")
+        counts = resample_counts(combined, size, rng, rows_fixed=null != "bootstrap")
         values[start:start + size] = resampled_values(estimator, combined, counts, bandwidth)
         if progress is not None:
             progress((start + size) / n_resamples,
@@ -203,16 +233,41 @@ def sampled_null(members: np.ndarray, estimator: str, bandwidth: float, n_resamp
                  rng: np.random.Generator, progress: Progress | None = None,
                  null: str = "bootstrap") -> np.ndarray:
     """Mortier et al.'s null: in every resample constant weights λ_b ~ Dir(1), then rows
-    drawn with replacement (or kept, ``"consistency"``) and labels redrawn from ``f_λb``
-    (a kernel pass per resample, since the predictions change)."""
+    drawn with replacement (or kept, ``"consistency"``, ``"refit"``) and labels redrawn from
+    ``f_λb`` (a kernel pass per resample, since the predictions change)."""
     values = np.empty(n_resamples)
     for b in range(n_resamples):
         lam = rng.dirichlet(np.ones(members.shape[1]))
         F = np.einsum("m,nmk->nk", lam, members)
-        counts = resample_counts(F, 1, rng, rows_fixed=null == "consistency")
+        counts = resample_counts(F, 1, rng, rows_fixed=null != "bootstrap")
         values[b] = resampled_values(estimator, F, counts, bandwidth)[0]
         if progress is not None and (b % 10 == 9 or b == n_resamples - 1):
             progress((b + 1) / n_resamples, f"Resampling: {b + 1} of {n_resamples}")
+    return values
+
+
+def refit_null(combined: np.ndarray, members_test: np.ndarray, test: np.ndarray,
+               refit: Callable[[np.ndarray], np.ndarray], estimator: str, bandwidth: float,
+               n_resamples: int, rng: np.random.Generator,
+               progress: Progress | None = None) -> np.ndarray:
+    """The null of the whole learned test, weight fitting included (``null="refit"``).
+
+    In the bootstrap world the learned combination ``f_λ̂`` is the truth, so H0 holds there.
+    B times: draw a label for *every* row from ``f_λ̂(x_i)`` (``combined``, ``(n, K)``), learn
+    the weights again from the redrawn optimisation and validation labels (``refit(labels)
+    -> λ̂_b`` on the test rows: the same network, seed and early stopping) and compute
+    ``t_b = ĝ(f_λ̂_b, ỹ_test)`` on the test rows (kept once each). λ̂_b misses ``f_λ̂`` as λ̂
+    misses a calibrating λ*, so t_b carries the weights' generalisation error that
+    Algorithm 1's null, which holds λ̂ fixed, leaves out.
+    """
+    spec = ESTIMATORS[estimator]
+    values = np.empty(n_resamples)
+    for b in range(n_resamples):
+        labels = categorical_labels(combined, 1, rng)[:, 0]
+        F = combine(refit(labels), members_test)
+        values[b] = spec.value(F, labels[test], bandwidth)
+        if progress is not None:
+            progress((b + 1) / n_resamples, f"Refitting λ(x): {b + 1} of {n_resamples}")
     return values
 
 
@@ -293,12 +348,18 @@ def credal_test(
         heuristic of the tested predictions for the SKCE), held fixed across resamples.
     settings : WeightSettings
         Architecture and training of the weight network.
-    null : {"bootstrap", "consistency"}
+    null : {"bootstrap", "consistency", "refit"}
         ``"bootstrap"`` (Algorithm 1): test rows drawn with replacement, labels redrawn.
         ``"consistency"``: every test row kept once, labels redrawn (Bröcker & Smith; exact
         given the predictions). With replacement, a drawn row's copies sit at kernel distance
         0 from each other, which inflates the kernel-ratio estimators under a narrow kernel
         and makes the bootstrap null conservative (see ``benchmarks/credal_study.py``).
+        ``"refit"``: for the learned test, the whole procedure is repeated in every resample —
+        labels of all rows redrawn from f_λ̂, λ(x) learned again, ĝ on the test rows
+        (:func:`refit_null`; B network fits) — so the null includes the weights'
+        generalisation error, which makes Algorithm 1 liberal (module doc). The mean and
+        sampled tests fit no weights on other rows; for them it keeps the rows as
+        ``"consistency"`` does.
 
     Returns
     -------
@@ -341,10 +402,15 @@ def _credal_test(P: np.ndarray, labels: np.ndarray, features: np.ndarray, estima
     opt, val, test = order[:n_opt], order[n_opt:n_opt + n_val], order[n_opt + n_val:]
     spec = ESTIMATORS[estimator]
     extra: dict[str, object] = {}
+
+    def learn(y: np.ndarray, progress: Progress | None = None) -> WeightNetwork:
+        return WeightNetwork(estimator, bandwidth, settings, seed).fit(
+            P[opt], y[opt], features[opt], P[val], y[val], features[val], progress=progress)
+
+    refits = weights == "learned" and null == "refit"
+    start = (REFIT_FIT_SHARE if refits else FIT_SHARE) if weights == "learned" else 0.0
     if weights == "learned":
-        network = WeightNetwork(estimator, bandwidth, settings, seed).fit(
-            P[opt], labels[opt], features[opt], P[val], labels[val], features[val],
-            progress=lambda f, m: report(0.6 * f, m))
+        network = learn(labels, progress=lambda f, m: report(start * f, m))
         lam = network.predict(features[test])
         extra = {"training_iterations": len(network.history_),
                  "best_iteration": network.best_iteration_,
@@ -356,8 +422,6 @@ def _credal_test(P: np.ndarray, labels: np.ndarray, features: np.ndarray, estima
     h = spec.bandwidth_for(F, bandwidth)
     y_test = labels[test]
 
-    start = 0.6 if weights == "learned" else 0.0
-
     def null_progress(fraction: float, message: str) -> None:
         report(start + (1 - start) * fraction, message)
 
@@ -368,6 +432,11 @@ def _credal_test(P: np.ndarray, labels: np.ndarray, features: np.ndarray, estima
         lam = np.tile(best, (test.size, 1))
         F = combine(lam, P[test])
         values = sampled_null(P[test], estimator, h, n_resamples, rng, null_progress, null)
+    elif refits:
+        observed = spec.value(F, y_test, h)
+        values = refit_null(combine(network.predict(features), P), P[test], test,
+                            lambda y: learn(y).predict(features[test]), estimator, h,
+                            n_resamples, rng, null_progress)
     else:
         observed = spec.value(F, y_test, h)
         values = bootstrap_null(F, estimator, h, n_resamples, rng, null_progress, null)
