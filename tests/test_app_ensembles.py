@@ -74,3 +74,26 @@ def test_refit_null_on_the_page(monkeypatch) -> None:
     at.selectbox(key="ens_weights").set_value("mean").run()
     assert not at.exception, at.exception
     assert "this test fits no weights to refit" in " ".join(c.value for c in at.caption)
+
+
+def test_a_learned_rejection_under_algorithm_1_points_to_the_refit_null() -> None:
+    import pandas as pd
+
+    from core.data import AuditData
+    from core.ensembles import simulate
+    from dashboard.state import set_active
+    from tests.conftest import APP
+
+    members, y, X, _ = simulate("binary-h1-3", n=900, seed=2)   # truth outside the set
+    frame = pd.DataFrame({"y": y, "p": members.mean(axis=1), "x": X[:, 0],
+                          "m1": members[:, 0], "m2": members[:, 1]})
+    data = AuditData.from_frame(frame, label="y", prob="p", features=["x"],
+                                members=["m1", "m2"], name="H1 ensemble")
+    at = AppTest.from_file(str(APP), default_timeout=300)
+    set_active(data, "upload: H1 ensemble", session=at.session_state)
+    at.run()
+    at.switch_page("views/ensembles.py").run()
+    assert not at.exception, at.exception
+    assert "the credal-set test rejects" in " ".join(e.value for e in at.error)
+    assert "rerun with the null 'the whole procedure again'" in " ".join(
+        i.value for i in at.info)

@@ -95,6 +95,11 @@ verdict(result.p_value, alpha,
                "a calibrated combination",
         notion=f"{WEIGHT_LABELS[headline]}, {ESTIMATORS[estimator].label}, {null} null, "
                f"{n_test:,} test rows")
+if headline == "learned" and null != "refit" and result.rejects(alpha):
+    st.info("This null holds the learned λ(x) fixed; λ(x) learned from a few hundred rows "
+            "misses the calibrated combination often enough to reject a calibrated credal set "
+            "more often than α. Before concluding, rerun with the null 'the whole procedure "
+            "again', which refits λ(x) in every resample.", icon=":material/info:")
 m1, m2, m3, m4 = st.columns(4)
 m1.metric(ESTIMATORS[estimator].label, f"{result.statistic:.3g}")
 m2.metric("p-value", f"{result.p_value:.4f}",
