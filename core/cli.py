@@ -6,9 +6,14 @@
         [--features COL,...] [--groups COL,...] [--split COL] [--out DIR]
         [--formats png,svg,pdf,html] [--resamples B] [--seed S]
     calibration-atlas demo [--out DIR]
+    calibration-atlas credal DATA --label COL --member COL[,COL...] --member ...
+        [--features COL,...] [--estimator ce2|cekl|skce]
+        [--null bootstrap|consistency|refit] [--resamples B] [--alpha A] [--seed S] [--out DIR]
 
-Both write ``DIR/report.html``, ``DIR/report.pdf`` (where Chromium exists),
-``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv``. The audit is
+``audit`` and ``demo`` write ``DIR/report.html``, ``DIR/report.pdf`` (where Chromium exists),
+``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv``. ``credal`` runs the
+Ensembles page's three credal-set tests (:func:`core.ensembles.compare_weights`) and writes
+``DIR/credal.json``, ``DIR/credal.csv`` and ``DIR/credal-weights.csv``. The audit is
 :func:`core.audit.run_audit` — the computation the app's pages show — and the report is
 :func:`core.report.build_report`. Exit status 0 on success; 2 on bad input, with the sentence
 the app would show (the column, the rows, the fix) and no traceback; 1 when writing the
@@ -18,16 +23,28 @@ report fails (a full disk, a browser that crashes).
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+import pandas as pd
+
 from core._validation import check_choice
 from core.audit import AuditSettings, run_audit
 from core.data import AuditData, DataError
 from core.demo import DEFAULT_DEMO, DEMOS, load_demo
+from core.ensembles import ESTIMATORS, NULLS, WEIGHT_LABELS
+from core.ensembles.summary import (
+    ENSEMBLE_ROWS,
+    CredalComparison,
+    CredalSettings,
+    compare_weights,
+    ensemble_inputs,
+    tested_rows,
+)
 from core.readers import read_table
 from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
@@ -64,6 +81,22 @@ example:
 
 audits the '{DEFAULT_DEMO}' demo ({DEMOS[DEFAULT_DEMO].title}) with the app's default
 settings and writes the same files as 'audit'."""
+
+
+CREDAL_EPILOG = f"""\
+examples:
+  calibration-atlas credal ensemble.csv --label y --member p_net --member p_forest \\
+      --member p_boost --features age,income
+  calibration-atlas credal landcover.csv --label cover --member a_water,a_forest,a_urban \\
+      --member b_water,b_forest,b_urban --features lat,lon --null refit --out credal-2026-11
+
+each --member names one member's columns: P(y = 1) for a binary label, one probability per
+class (in class order) otherwise. Tests whether some convex combination of the members,
+with weights lambda(x) learned from the features, is calibrated (Juergens et al.,
+Algorithm 1), beside the plain mean and Mortier et al.'s sampled weights; on at most
+{ENSEMBLE_ROWS:,} rows (a seeded sample). Writes DIR/credal.json, DIR/credal.csv and
+DIR/credal-weights.csv. Exit status: 0 success, 2 bad input, 1 the files could not be
+written."""
 
 
 def column_list(text: str) -> tuple[str, ...]:
@@ -109,9 +142,11 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``calibration-atlas`` argument parser with its ``audit`` and ``demo`` commands."""
     parser = argparse.ArgumentParser(
         prog=PROG, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="run 'calibration-atlas audit --help' or 'calibration-atlas demo --help' "
-               "for the options and examples of each command.")
-    commands = parser.add_subparsers(dest="command", metavar="{audit,demo}", required=True)
+        epilog="run 'calibration-atlas audit --help', 'calibration-atlas demo --help' or "
+               "'calibration-atlas credal --help' for the options and examples of each "
+               "command.")
+    commands = parser.add_subparsers(dest="command", metavar="{audit,demo,credal}",
+                                     required=True)
 
     audit = commands.add_parser(
         "audit", help="audit a table of labels and predicted probabilities",
@@ -167,7 +202,43 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION, epilog=DEMO_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_output_options(demo)
+    add_credal_command(commands)
     return parser
+
+
+def add_credal_command(commands) -> None:
+    credal = commands.add_parser(
+        "credal", help="test whether some convex combination of ensemble members is calibrated",
+        description="The credal-set calibration test with instance-dependent weights.",
+        epilog=CREDAL_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    credal.add_argument("data", metavar="DATA", type=Path,
+                        help="CSV, TSV or Parquet file, one row per instance")
+    credal.add_argument("--label", metavar="COL", required=True,
+                        help="column of the observed class; example: --label y")
+    credal.add_argument("--member", metavar="COL[,COL...]", type=column_list, action="append",
+                        required=True, dest="members",
+                        help="one ensemble member's probability column(s); give it once per "
+                             "member, at least twice; example: --member p_net --member p_tree")
+    credal.add_argument("--features", metavar="COL,...", type=column_list, default=(),
+                        help="features the weights lambda(x) may depend on (none: one "
+                             "constant combination); example: --features age,income")
+    credal.add_argument("--estimator", default="ce2", choices=tuple(ESTIMATORS),
+                        help="calibration-error estimator (default ce2)")
+    credal.add_argument("--null", default="bootstrap", choices=NULLS,
+                        help="null distribution: Algorithm 1's bootstrap (default), test rows "
+                             "kept, or refit (lambda(x) learned again in every resample: "
+                             "B more network fits, the level holds when lambda(x) is learned "
+                             "from few rows)")
+    credal.add_argument("--resamples", metavar="B", type=whole_number(1), default=100,
+                        help="resamples of each test's null (default 100)")
+    credal.add_argument("--alpha", metavar="A", type=float, default=0.05,
+                        help="significance level of the verdicts (default 0.05)")
+    credal.add_argument("--seed", metavar="S", type=whole_number(0), default=0,
+                        help="seed of the split, the weight network and the resampling "
+                             "(default 0)")
+    credal.add_argument(
+        "--out", metavar="DIR", default=Path("calibration-atlas-credal"), type=Path,
+        help="folder for the results, created if needed (default: ./calibration-atlas-credal)")
 
 
 # --------------------------------------------------------------------------- progress
@@ -276,6 +347,108 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
     return 0
 
 
+def load_credal(options: argparse.Namespace) -> AuditData:
+    """The validated table of ``credal``'s options.
+
+    The audit container needs a prediction besides the members and lets a column play one
+    role only, so the first member is validated as that prediction and the others as
+    members (each message names its column and rows); then the members' mean, added to a
+    copy of the table, is the prediction (the tests do not use it; the file is untouched).
+    """
+    table = read_table(options.data).frame
+    members = options.members
+    if len(members) < 2:
+        raise ValueError(f"--member was given {len(members)} time(s); a credal set needs at "
+                         "least two members (give --member once per member).")
+    if len({len(columns) for columns in members}) > 1:
+        raise ValueError("Every --member must name the same number of columns (one for a "
+                         "binary label, one per class otherwise); got "
+                         + ", ".join(",".join(columns) for columns in members) + ".")
+
+    def audit_data(frame: pd.DataFrame, prediction: Sequence[str],
+                   member_columns: Sequence[Sequence[str]]) -> AuditData:
+        probs = {"prob": prediction[0]} if len(prediction) == 1 else {"probs": list(prediction)}
+        return AuditData.from_frame(frame, label=options.label, **probs,
+                                    features=list(options.features), members=member_columns,
+                                    name=options.data.name)
+
+    audit_data(table, members[0], members[1:])  # raises on the first bad column
+    table = table.copy()
+    mean_columns = [f"members mean {column}" for column in members[0]]  # class suffixes kept
+    for k, name in enumerate(mean_columns):
+        table[name] = sum(pd.to_numeric(table[columns[k]], errors="coerce")
+                          for columns in members) / len(members)
+    return audit_data(table, mean_columns, members)
+
+
+def credal_files(comparison: CredalComparison, data: AuditData, features: Sequence[str],
+                 out: Path) -> list[Path]:
+    """Write the comparison: ``credal.csv`` (one row per test), ``credal.json`` (settings,
+    and per test its statistic, p-values, null and parameters) and ``credal-weights.csv``
+    (the learned λ(x) and combination on each test row, by row of the table)."""
+    settings = comparison.settings
+    learned = comparison.results["learned"]
+    rows = tested_rows(data)[learned.rows]
+    document = {
+        "data": data.name, "rows": int(data.n), "tested_rows": int(tested_rows(data).size),
+        "members": list(data.member_names), "features": list(features),
+        "settings": {"estimator": settings.estimator, "n_resamples": settings.n_resamples,
+                     "split": list(settings.split), "alpha": settings.alpha,
+                     "seed": settings.seed, "null": settings.null},
+        "tests": {key: {"label": WEIGHT_LABELS[key], "statistic": result.statistic,
+                        "p_value": result.p_value, "p_value_paper": result.p_value_paper,
+                        "rejects": bool(result.rejects(settings.alpha)),
+                        "null": result.null.tolist(),
+                        "parameters": {k: (list(v) if isinstance(v, tuple) else v)
+                                       for k, v in result.parameters.items()}}
+                  for key, result in comparison.results.items()},
+    }
+    weights = pd.DataFrame(learned.weights, columns=[f"weight[{name}]"
+                                                     for name in data.member_names])
+    combined = pd.DataFrame(learned.combined, columns=[f"combined[{c}]" for c in data.classes])
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "credal.csv", out / "credal.json", out / "credal-weights.csv"]
+    comparison.table().to_csv(paths[0], index=False)
+    paths[1].write_text(json.dumps(document, indent=2, default=float))
+    pd.concat([pd.DataFrame({"row": rows + 1}), weights, combined], axis=1).to_csv(
+        paths[2], index=False)
+    return paths
+
+
+def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
+    """The ``credal`` command: load, test with a progress bar, print the table, write files."""
+    start = time.perf_counter()
+    data = load_credal(options)
+    settings = CredalSettings(estimator=options.estimator, n_resamples=options.resamples,
+                              alpha=check_alpha(options.alpha), seed=options.seed,
+                              null=options.null)
+    members = tuple(range(len(data.member_names)))
+    bar = ProgressBar(stream, "credal")
+    try:
+        comparison = compare_weights(*ensemble_inputs(data, members, options.features),
+                                     settings, progress=bar)
+    finally:
+        bar.close()
+    paths = credal_files(comparison, data, options.features, options.out)
+    table = comparison.table()
+    for row in table.itertuples():
+        stream.write(f"{row.test}: {row.estimator} = {row.statistic:.4g}, "
+                     f"p = {row.p_value:.4f} ({row.verdict} at alpha = {settings.alpha})\n")
+    sample = ("" if tested_rows(data).size == data.n
+              else f" (a seeded sample of {tested_rows(data).size:,} rows)")
+    stream.write(f"Tested {data.n:,} rows of {data.name}{sample}: wrote {len(paths)} files "
+                 f"to {options.out} in {time.perf_counter() - start:.1f} s.\n")
+    return 0
+
+
+def check_alpha(alpha: float) -> float:
+    """--alpha strictly between 0 and 1."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"--alpha must lie strictly between 0 and 1, not {alpha:g}; "
+                         "example: --alpha 0.05")
+    return float(alpha)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 success, 2 bad input, 1 failure).
 
@@ -292,6 +465,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parser.parse_args(argv)  # exits 2 with a usage message on unknown options
     stream = sys.stderr
     try:
+        if options.command == "credal":
+            return run_credal(options, stream)
         if options.command == "demo":
             audit, settings, formats = load_demo(DEFAULT_DEMO), AuditSettings(), DEMO_FORMATS
         else:

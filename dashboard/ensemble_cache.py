@@ -9,36 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from core import metrics
 from core.data import AuditData
-from core.ensembles.summary import CredalComparison, CredalSettings, compare_weights
-from core.resampling import row_sample
+from core.ensembles.summary import (
+    CredalComparison,
+    CredalSettings,
+    compare_weights,
+    ensemble_inputs,
+)
 from dashboard.cache import ProcessMemo
 
 _COMPARISONS = ProcessMemo(limit=8)
-
-
-#: The credal-set tests run on at most this many rows (a seeded sample): the CE estimators'
-#: leave-one-out kernel densities cost test rows² per resample.
-ENSEMBLE_ROWS = 20_000
-
-
-def ensemble_inputs(data: AuditData, members: tuple[int, ...], features: tuple[str, ...]
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(members (n, M, K), y, X (n, d))`` of the chosen member columns and features, on at
-    most :data:`ENSEMBLE_ROWS` rows (:func:`core.resampling.row_sample`, seed 0)."""
-    rows = tested_rows(data)
-    X = data.feature_matrix(features)[rows] if features else np.zeros((rows.size, 0))
-    return data.members[rows][:, list(members)], data.y[rows], X
-
-
-def tested_rows(data: AuditData) -> np.ndarray:
-    """The rows of ``data`` the tests see, in order (a result's ``rows`` index into these)."""
-    return row_sample(data.n, ENSEMBLE_ROWS, 0)
 
 
 def credal_comparison(fingerprint: str, members: tuple[int, ...], features: tuple[str, ...],

@@ -46,24 +46,24 @@ def test_ensembles_page_without_members_uses_the_demo() -> None:
 
 def test_large_ensembles_are_tested_on_a_seeded_sample_mapped_back_to_their_rows(
         monkeypatch) -> None:
-    from dashboard import ensemble_cache
+    from core.ensembles import summary
     from dashboard.state import cached_demo
 
     data = cached_demo("ensemble")
-    monkeypatch.setattr(ensemble_cache, "ENSEMBLE_ROWS", 300)
-    members, y, X = ensemble_cache.ensemble_inputs(data, (0, 1), tuple(data.feature_frame))
-    rows = ensemble_cache.tested_rows(data)
+    monkeypatch.setattr(summary, "ENSEMBLE_ROWS", 300)
+    members, y, X = summary.ensemble_inputs(data, (0, 1), tuple(data.feature_frame))
+    rows = summary.tested_rows(data)
     assert members.shape[0] == y.size == X.shape[0] == rows.size == 300
     assert np.all(np.diff(rows) > 0) and rows[-1] < data.n
     np.testing.assert_array_equal(y, data.y[rows])
     np.testing.assert_array_equal(members, data.members[rows][:, [0, 1]])
-    np.testing.assert_array_equal(rows, ensemble_cache.tested_rows(data))  # seeded
+    np.testing.assert_array_equal(rows, summary.tested_rows(data))  # seeded
 
 
 def test_refit_null_on_the_page(monkeypatch) -> None:
-    from dashboard import ensemble_cache
+    from core.ensembles import summary
 
-    monkeypatch.setattr(ensemble_cache, "ENSEMBLE_ROWS", 400)   # 50 refits on 240 rows
+    monkeypatch.setattr(summary, "ENSEMBLE_ROWS", 400)   # 50 refits on 240 rows
     at = open_demo_page("ensembles", "ensemble",
                         widgets={"ens_null_kind": "refit", "ens_b": 50})
     captions = " ".join(c.value for c in at.caption)

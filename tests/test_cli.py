@@ -166,3 +166,87 @@ def test_recalibration_comparison_reaches_the_report(table_csv: Path, tmp_path: 
     assert cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p",
                      "--recalibrate", "magic", "--out", str(tmp_path / "x")]) == 2
     assert "Unknown recalibration method 'magic'" in capsys.readouterr().err
+
+
+@pytest.fixture
+def ensemble_csv(tmp_path: Path) -> Path:
+    import pandas as pd
+
+    from core.ensembles import simulate
+
+    members, y, X, _ = simulate("binary-h0-instance", n=600, seed=5)
+    path = tmp_path / "ensemble.csv"
+    pd.DataFrame({"y": y, "x": X[:, 0], "net": members[:, 0], "tree": members[:, 1]}).to_csv(
+        path, index=False)
+    return path
+
+
+def test_credal_writes_the_three_tests(ensemble_csv: Path, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "credal"
+    status = cli.main(["credal", str(ensemble_csv), "--label", "y", "--member", "net",
+                       "--member", "tree", "--features", "x", "--resamples", "20",
+                       "--seed", "2", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "Tested 600 rows of ensemble.csv: wrote 3 files" in err and "100%" in err
+    document = json.loads((out / "credal.json").read_text())
+    assert document["members"] == ["net", "tree"] and document["features"] == ["x"]
+    assert document["settings"]["seed"] == 2 and document["settings"]["null"] == "bootstrap"
+    for key, test in document["tests"].items():
+        assert 0 < test["p_value"] <= 1 and len(test["null"]) == 20, key
+        assert test["p_value"] == (1 + sum(v >= test["statistic"] for v in test["null"])) / 21
+    import pandas as pd
+
+    weights = pd.read_csv(out / "credal-weights.csv")
+    assert list(weights.columns) == ["row", "weight[net]", "weight[tree]", "combined[0]",
+                                     "combined[1]"]
+    assert len(weights) == 120 and weights["row"].between(1, 600).all()
+    np.testing.assert_allclose(weights[["weight[net]", "weight[tree]"]].sum(axis=1), 1.0)
+    table = pd.read_csv(out / "credal.csv")
+    assert list(table["weights"]) == ["learned", "mean", "sampled"]
+    # the same numbers as the library on the same rows
+    from core.ensembles import CredalSettings, compare_weights
+
+    frame = pd.read_csv(ensemble_csv)
+    direct = compare_weights(frame[["net", "tree"]].to_numpy(), frame["y"].to_numpy(),
+                             frame[["x"]].to_numpy(), CredalSettings(n_resamples=20, seed=2))
+    assert direct.results["learned"].p_value == document["tests"]["learned"]["p_value"]
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--member", "net"], "--member was given 1 time(s); a credal set needs at least two"),
+    (["--member", "net", "--member", "forest"],
+     "Column 'forest' (ensemble member probability) is not in the table"),
+    (["--member", "net", "--member", "tree,x"], "Every --member must name the same number"),
+    (["--member", "net", "--member", "y"], "Column 'y' is mapped both as the label and as an "
+                                           "ensemble member column"),
+    (["--member", "net", "--member", "tree", "--alpha", "1.5"],
+     "--alpha must lie strictly between 0 and 1"),
+    (["--member", "net", "--member", "tree", "--null", "permute"], "invalid choice: 'permute'"),
+])
+def test_credal_bad_input_names_the_argument(ensemble_csv: Path, tmp_path: Path, capsys,
+                                             args: list[str], expected: str) -> None:
+    try:
+        status = cli.main(["credal", str(ensemble_csv), "--label", "y", *args,
+                           "--out", str(tmp_path / "out")])
+    except SystemExit as exit_:  # argparse's own usage errors
+        status = exit_.code
+    err = capsys.readouterr().err
+    assert status == 2 and expected in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_credal_names_the_member_column_that_is_not_a_probability(ensemble_csv: Path,
+                                                                   tmp_path: Path,
+                                                                   capsys) -> None:
+    import pandas as pd
+
+    frame = pd.read_csv(ensemble_csv)
+    frame.loc[6, "tree"] = 3.0
+    frame.to_csv(ensemble_csv, index=False)
+    status = cli.main(["credal", str(ensemble_csv), "--label", "y", "--member", "net",
+                       "--member", "tree", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "Column 'tree' (ensemble member probability) must hold probabilities" in err
+    assert "row 7" in err

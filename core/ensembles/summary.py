@@ -8,20 +8,25 @@ and tabulates them, so the page only draws.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from core.data import AuditData
 from core.ensembles.estimators import ESTIMATORS
 from core.ensembles.test import WEIGHT_LABELS, WEIGHTS, CredalTestResult, credal_test
+from core.resampling import row_sample
 
 Progress = Callable[[float, str], None]
 #: Share of the progress bar each test takes (the learned one trains a network first; with
 #: ``null="refit"`` it trains B + 1 networks).
 PROGRESS_SHARES = {"learned": 0.6, "mean": 0.15, "sampled": 0.25}
 REFIT_PROGRESS_SHARES = {"learned": 0.9, "mean": 0.03, "sampled": 0.07}
+#: The credal-set tests run on at most this many rows (a seeded sample): the CE estimators'
+#: leave-one-out kernel densities cost test rows² per resample.
+ENSEMBLE_ROWS = 20_000
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,25 @@ class CredalComparison:
                 "verdict": "rejects" if result.rejects(self.settings.alpha) else "does not reject",
             })
         return pd.DataFrame(rows)
+
+
+def tested_rows(data: AuditData) -> np.ndarray:
+    """The rows of ``data`` the tests see, in order: all of them, or a seeded sample of
+    :data:`ENSEMBLE_ROWS` (:func:`core.resampling.row_sample`, seed 0). A result's ``rows``
+    index into these."""
+    return row_sample(data.n, ENSEMBLE_ROWS, 0)
+
+
+def ensemble_inputs(data: AuditData, members: Sequence[int], features: Sequence[str]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(members (n, M, K), y, X (n, d))`` of the chosen members (indices into
+    ``data.member_names``) and features on :func:`tested_rows`."""
+    if data.members is None:
+        raise ValueError("The dataset has no ensemble member columns: map at least two "
+                         "members (one probability column each, or one per class).")
+    rows = tested_rows(data)
+    X = data.feature_matrix(tuple(features))[rows] if features else np.zeros((rows.size, 0))
+    return data.members[rows][:, list(members)], data.y[rows], X
 
 
 def compare_weights(members: np.ndarray, y: np.ndarray, X: np.ndarray,

@@ -39,7 +39,9 @@ about 0.1. That is a limit of the data, not of the optimiser: Adam (full batch, 
 0.021 over 100 data sets), refitting on the optimisation and validation rows together
 (0.019) or averaging two networks cross-fitted on the two parts (0.019) leave the deviation
 where it is, while 1,600 optimisation rows (or 1,600 validation rows) bring it to 0.016. The
-learned test's Type-I error above α follows from it (:mod:`core.ensembles.test`).
+learned test's Type-I error above α under Algorithm 1's null follows from it; the refit
+null, which fits this network again in every resample, accounts for it
+(:mod:`core.ensembles.test`).
 """
 
 from __future__ import annotations

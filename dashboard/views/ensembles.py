@@ -12,7 +12,7 @@ from core.ensembles import (
     WEIGHTS,
     null_description,
 )
-from core.ensembles.summary import CredalSettings
+from core.ensembles.summary import ENSEMBLE_ROWS, CredalSettings, tested_rows
 from core.figures import (
     credal_p_values_figure,
     credal_weights_figure,
@@ -69,8 +69,8 @@ null = st.selectbox(
 
 settings = CredalSettings(estimator=estimator, n_resamples=n_resamples, alpha=alpha,
                           null=null)
-if data.n > ensemble_cache.ENSEMBLE_ROWS:
-    st.info(f"The tests use a seeded sample of {ensemble_cache.ENSEMBLE_ROWS:,} of the "
+if data.n > ENSEMBLE_ROWS:
+    st.info(f"The tests use a seeded sample of {ENSEMBLE_ROWS:,} of the "
             f"{data.n:,} rows (seed 0): the estimators' kernel densities grow with the square of "
             "the test rows.", icon=":material/speed:")
 members = tuple(names.index(name) for name in chosen)
@@ -130,7 +130,7 @@ if learned.parameters.get("best_iteration") == 0:
                "validation rows, so the learned test is the mean test here: the validation "
                "labels could not tell the members' combinations apart.",
                icon=":material/info:")
-shown_rows = ensemble_cache.tested_rows(data)[learned.rows]  # rows of the data
+shown_rows = tested_rows(data)[learned.rows]  # rows of the data
 if features:
     picked = st.selectbox("Against feature", features, key="ens_feature")
     column = data.feature_matrix((picked,))[shown_rows]
