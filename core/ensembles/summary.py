@@ -2,8 +2,9 @@
 
 The app's Ensembles page asks one question — is some convex combination of the members
 calibrated? — and shows Algorithm 1 (learned λ(x)) beside the paper's two baselines on the
-same test rows (:mod:`core.ensembles.test`). This module runs the three with one progress bar
-and tabulates them, so the page only draws.
+same test rows (:mod:`core.ensembles.test`). This module takes the members and features of an
+:class:`~core.data.AuditData` (on at most :data:`ENSEMBLE_ROWS` rows), runs the three with one
+progress bar and tabulates them, so the page and the ``credal`` command only draw and write.
 """
 
 from __future__ import annotations
