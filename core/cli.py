@@ -212,7 +212,8 @@ def add_credal_command(commands) -> None:
         description="The credal-set calibration test with instance-dependent weights.",
         epilog=CREDAL_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     credal.add_argument("data", metavar="DATA", type=Path,
-                        help="CSV, TSV or Parquet file, one row per instance")
+                        help="CSV, TSV or Parquet file, one row per instance; "
+                             "example: ensemble.csv")
     credal.add_argument("--label", metavar="COL", required=True,
                         help="column of the observed class; example: --label y")
     credal.add_argument("--member", metavar="COL[,COL...]", type=column_list, action="append",
@@ -223,22 +224,26 @@ def add_credal_command(commands) -> None:
                         help="features the weights lambda(x) may depend on (none: one "
                              "constant combination); example: --features age,income")
     credal.add_argument("--estimator", default="ce2", choices=tuple(ESTIMATORS),
-                        help="calibration-error estimator (default ce2)")
+                        help="calibration-error estimator (default ce2); "
+                             "example: --estimator cekl")
     credal.add_argument("--null", default="bootstrap", choices=NULLS,
                         help="null distribution: Algorithm 1's bootstrap (default), test rows "
                              "kept, or refit (lambda(x) learned again in every resample: "
                              "B more network fits, the level holds when lambda(x) is learned "
-                             "from few rows)")
+                             "from few rows); example: --null refit")
     credal.add_argument("--resamples", metavar="B", type=whole_number(1), default=100,
-                        help="resamples of each test's null (default 100)")
+                        help="resamples of each test's null (default 100); "
+                             "example: --resamples 200")
     credal.add_argument("--alpha", metavar="A", type=float, default=0.05,
-                        help="significance level of the verdicts (default 0.05)")
+                        help="significance level of the verdicts (default 0.05); "
+                             "example: --alpha 0.01")
     credal.add_argument("--seed", metavar="S", type=whole_number(0), default=0,
                         help="seed of the split, the weight network and the resampling "
-                             "(default 0)")
+                             "(default 0); example: --seed 7")
     credal.add_argument(
         "--out", metavar="DIR", default=Path("calibration-atlas-credal"), type=Path,
-        help="folder for the results, created if needed (default: ./calibration-atlas-credal)")
+        help="folder for the results, created if needed (default: ./calibration-atlas-credal); "
+             "example: --out credal-2026-11")
 
 
 # --------------------------------------------------------------------------- progress

@@ -99,7 +99,7 @@ def test_missing_file_and_both_prob_options(tmp_path: Path, capsys) -> None:
 
 
 def test_help_documents_every_option_with_an_example(capsys) -> None:
-    for command in (["audit", "--help"], ["demo", "--help"], ["--help"]):
+    for command in (["audit", "--help"], ["demo", "--help"], ["credal", "--help"], ["--help"]):
         with pytest.raises(SystemExit) as exit_info:
             cli.main(command)
         assert exit_info.value.code == 0
@@ -113,6 +113,7 @@ def test_help_documents_every_option_with_an_example(capsys) -> None:
     text = capsys.readouterr().out
     assert "calibration-atlas audit predictions.csv --label y --prob p" in text
     assert "calibration-atlas demo --out demo-report" in text
+    assert "calibration-atlas credal ensemble.csv --label y --member p_net" in text
 
 
 def test_demo_command_without_chromium(monkeypatch, tmp_path: Path, capsys) -> None:
