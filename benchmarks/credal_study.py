@@ -3,7 +3,7 @@
     python -m benchmarks.credal_study [--reps 100] [--resamples 100] [--jobs 2]
                                       [--settings binary-h0-constant,...] [--estimators ce2,...]
                                       [--null bootstrap|consistency|refit] [--sizes 400,400,400]
-                                      [--oracle]
+                                      [--oracle] [--start 0]
 
 For each setting of :data:`core.ensembles.SETTINGS`, each repetition draws a fresh data set of
 ``--sizes`` rows — by default 1,200, split into 400 optimisation, 400 validation and 400 test
@@ -21,6 +21,8 @@ weights to be learned, so its rejection rate separates the two sources of a libe
 test: an estimator bias the bootstrap does not reproduce (the oracle is liberal too) and the
 learned weights' generalisation error (only the learned test is). ``--sizes`` changes the
 three parts, e.g. ``--sizes 1600,400,400`` for four times as many optimisation rows.
+``--start`` is the first repetition (its data set has seed 10,000 + start), so a study can be
+extended: ``--start 100 --reps 100`` adds repetitions 100–199 to a 100-repetition run.
 ``--null refit`` gives the learned test the null of the whole procedure (labels of every row
 redrawn from f_λ̂ and λ(x) learned again in each resample, :func:`core.ensembles.test.refit_null`);
 the oracle and the two baselines then keep their test rows, as with ``consistency``.
@@ -95,14 +97,14 @@ def one_repetition(task: tuple[str, int, tuple[str, ...], int, str, tuple[int, i
 
 def study(settings: list[str], estimators: tuple[str, ...], reps: int, resamples: int,
           jobs: int, null: str = "bootstrap", sizes: tuple[int, int, int] = SIZES,
-          oracle: bool = False) -> list[dict]:
+          oracle: bool = False, first: int = 0) -> list[dict]:
     rows = []
     with ProcessPoolExecutor(jobs) as pool:
         for setting in settings:
             start = time.perf_counter()
             with_oracle = oracle and SETTINGS[setting].null_true
             tasks = [(setting, rep, estimators, resamples, null, sizes, with_oracle)
-                     for rep in range(reps)]
+                     for rep in range(first, first + reps)]
             results = list(pool.map(one_repetition, tasks))
             done = len(rows)
             columns = (*WEIGHTS, ORACLE) if with_oracle else WEIGHTS
@@ -160,6 +162,8 @@ def main() -> None:
                              "resample (refit; B network fits per learned test)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)),
                         help="optimisation, validation and test rows")
+    parser.add_argument("--start", type=int, default=0,
+                        help="first repetition (extends an earlier run with other data sets)")
     parser.add_argument("--oracle", action="store_true",
                         help="also test the true combination on the H0 settings")
     args = parser.parse_args()
@@ -168,11 +172,11 @@ def main() -> None:
     sizes = tuple(int(part) for part in args.sizes.split(","))
     if len(sizes) != 3:
         parser.error("--sizes takes three row counts: optimisation, validation, test")
-    print(f"Credal-set tests: {args.reps} repetitions, B = {args.resamples}, n = {sum(sizes)} "
-          f"({' / '.join(map(str, sizes))}), α = {ALPHA}, null: {args.null}")
+    print(f"Credal-set tests: {args.reps} repetitions from {args.start}, B = {args.resamples}, "
+          f"n = {sum(sizes)} ({' / '.join(map(str, sizes))}), α = {ALPHA}, null: {args.null}")
     started = time.perf_counter()
     rows = study(settings, estimators, args.reps, args.resamples, args.jobs, args.null, sizes,
-                 args.oracle)
+                 args.oracle, args.start)
     print(table(rows))
     print()
     print("Seconds per test (mean over repetitions) and ratio to the mean-weights test:")
