@@ -46,8 +46,11 @@ the credal set, so H0 holds there — redraw the labels of every row, learn λ a
 on the data (same network, seed, split and early stopping), and compute ĝ of the refitted
 combination on the test rows. This is the parametric bootstrap of the two-stage test
 (lines 3–11 of Algorithm 1 inside the loop instead of lines 6–11); it costs B more network
-fits. On the paper's binary H0 settings at 400 / 400 / 400 it rejects at α where Algorithm 1
-does not (README, "The credal-set test on the paper's simulations").
+fits. On the paper's simulations at 400 / 400 / 400 (B = 100, CE₂, α = 0.05) the learned test
+then rejects 0.030 ± 0.012 (binary H0,1) and 0.070 ± 0.018 (H0,2) over 200 data sets, and
+0.040 / 0.020 in the multiclass H0 settings over 50, against 0.110 / 0.135 with Algorithm 1's
+null; a truth 0.01 outside the set (binary H1,1) is rejected less often (0.07 against 0.18).
+README, "The credal-set test on the paper's simulations".
 """
 
 from __future__ import annotations
