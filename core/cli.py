@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+import numpy as np
 import pandas as pd
 
 from core._validation import check_choice
@@ -386,16 +387,17 @@ def load_credal(options: argparse.Namespace) -> AuditData:
     return audit_data(table, mean_columns, members)
 
 
-def credal_files(comparison: CredalComparison, data: AuditData, features: Sequence[str],
-                 out: Path) -> list[Path]:
+def credal_files(comparison: CredalComparison, data: AuditData, tested: np.ndarray,
+                 features: Sequence[str], out: Path) -> list[Path]:
     """Write the comparison: ``credal.csv`` (one row per test), ``credal.json`` (settings,
     and per test its statistic, p-values, null and parameters) and ``credal-weights.csv``
-    (the learned λ(x) and combination on each test row, by row of the table)."""
+    (the learned λ(x) and combination on each test row, by row of the table). ``tested``
+    are the rows of ``data`` the tests saw (:func:`core.ensembles.summary.tested_rows`)."""
     settings = comparison.settings
     learned = comparison.results["learned"]
-    rows = tested_rows(data)[learned.rows]
+    rows = tested[learned.rows]
     document = {
-        "data": data.name, "rows": int(data.n), "tested_rows": int(tested_rows(data).size),
+        "data": data.name, "rows": int(data.n), "tested_rows": int(tested.size),
         "members": list(data.member_names), "features": list(features),
         "settings": {"estimator": settings.estimator, "n_resamples": settings.n_resamples,
                      "split": list(settings.split), "alpha": settings.alpha,
@@ -434,13 +436,13 @@ def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
                                      settings, progress=bar)
     finally:
         bar.close()
-    paths = credal_files(comparison, data, options.features, options.out)
+    tested = tested_rows(data)
+    paths = credal_files(comparison, data, tested, options.features, options.out)
     table = comparison.table()
     for row in table.itertuples():
         stream.write(f"{row.test}: {row.estimator} = {row.statistic:.4g}, "
                      f"p = {row.p_value:.4f} ({row.verdict} at alpha = {settings.alpha})\n")
-    sample = ("" if tested_rows(data).size == data.n
-              else f" (a seeded sample of {tested_rows(data).size:,} rows)")
+    sample = "" if tested.size == data.n else f" (a seeded sample of {tested.size:,} rows)"
     stream.write(f"Tested {data.n:,} rows of {data.name}{sample}: wrote {len(paths)} files "
                  f"to {options.out} in {time.perf_counter() - start:.1f} s.\n")
     return 0
