@@ -23,6 +23,7 @@ report fails (a full disk, a browser that crashes).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -354,12 +355,12 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
 
 
 def load_credal(options: argparse.Namespace) -> AuditData:
-    """The validated table of ``credal``'s options.
+    """The validated table of ``credal``'s options, in one pass of the data layer.
 
     The audit container needs a prediction besides the members and lets a column play one
-    role only, so the first member is validated as that prediction and the others as
-    members (each message names its column and rows); then the members' mean, added to a
-    copy of the table, is the prediction (the tests do not use it; the file is untouched).
+    role only, so the first member is read as that prediction and the others as members
+    (each message names its column and rows); the container returned holds all the members
+    and, as its prediction, their mean (the tests do not use it; the file is untouched).
     """
     table = read_table(options.data).frame
     members = options.members
@@ -370,21 +371,18 @@ def load_credal(options: argparse.Namespace) -> AuditData:
         raise ValueError("Every --member must name the same number of columns (one for a "
                          "binary label, one per class otherwise); got "
                          + ", ".join(",".join(columns) for columns in members) + ".")
-
-    def audit_data(frame: pd.DataFrame, prediction: Sequence[str],
-                   member_columns: Sequence[Sequence[str]]) -> AuditData:
-        probs = {"prob": prediction[0]} if len(prediction) == 1 else {"probs": list(prediction)}
-        return AuditData.from_frame(frame, label=options.label, **probs,
-                                    features=list(options.features), members=member_columns,
-                                    name=options.data.name)
-
-    audit_data(table, members[0], members[1:])  # raises on the first bad column
-    table = table.copy()
-    mean_columns = [f"members mean {column}" for column in members[0]]  # class suffixes kept
-    for k, name in enumerate(mean_columns):
-        table[name] = sum(pd.to_numeric(table[columns[k]], errors="coerce")
-                          for columns in members) / len(members)
-    return audit_data(table, mean_columns, members)
+    first = list(members[0])
+    probs = {"prob": first[0]} if len(first) == 1 else {"probs": first}
+    checked = AuditData.from_frame(table, label=options.label, **probs,
+                                   features=list(options.features), members=members[1:],
+                                   name=options.data.name)
+    every = np.concatenate([checked.probs[:, None, :], checked.members], axis=1)
+    return dataclasses.replace(
+        checked, probs=every.mean(axis=1), members=every,
+        member_names=(", ".join(first), *checked.member_names),
+        mapping=dataclasses.replace(checked.mapping,
+                                    members=tuple(tuple(m) for m in members)),
+        fingerprint="")  # recomputed for the new contents
 
 
 def credal_files(comparison: CredalComparison, data: AuditData, tested: np.ndarray,
