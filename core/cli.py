@@ -34,7 +34,7 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from core._validation import check_choice
+from core._validation import check_choice, check_fraction
 from core.audit import AuditSettings, run_audit
 from core.data import AuditData, DataError
 from core.demo import DEFAULT_DEMO, DEMOS, load_demo
@@ -51,6 +51,7 @@ from core.readers import read_table
 from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
 from core.report.export import ExportError, renderer
+from core.report.schema import csv_text, jsonable, test_entry
 
 PROG = "calibration-atlas"
 DEFAULT_OUT = "calibration-atlas-report"
@@ -388,36 +389,31 @@ def load_credal(options: argparse.Namespace) -> AuditData:
 def credal_files(comparison: CredalComparison, data: AuditData, tested: np.ndarray,
                  features: Sequence[str], out: Path) -> list[Path]:
     """Write the comparison: ``credal.csv`` (one row per test), ``credal.json`` (settings,
-    and per test its statistic, p-values, null and parameters) and ``credal-weights.csv``
-    (the learned λ(x) and combination on each test row, by row of the table). ``tested``
-    are the rows of ``data`` the tests saw (:func:`core.ensembles.summary.tested_rows`)."""
+    and per test the report's entry — statistic, p-values, null hypothesis, parameters, null
+    statistics — with its label and verdict) and ``credal-weights.csv`` (the learned λ(x) and
+    combination on each test row, by row of the table), escaped and NaN-safe as the report's
+    files are (:mod:`core.report.schema`). ``tested`` are the rows of ``data`` the tests saw
+    (:func:`core.ensembles.summary.tested_rows`)."""
     settings = comparison.settings
     learned = comparison.results["learned"]
-    rows = tested[learned.rows]
     document = {
-        "data": data.name, "rows": int(data.n), "tested_rows": int(tested.size),
-        "members": list(data.member_names), "features": list(features),
-        "settings": {"estimator": settings.estimator, "n_resamples": settings.n_resamples,
-                     "split": list(settings.split), "alpha": settings.alpha,
-                     "seed": settings.seed, "null": settings.null},
-        "tests": {key: {"label": WEIGHT_LABELS[key], "statistic": result.statistic,
-                        "p_value": result.p_value, "p_value_paper": result.p_value_paper,
-                        "rejects": bool(result.rejects(settings.alpha)),
-                        "null": result.null.tolist(),
-                        "parameters": {k: (list(v) if isinstance(v, tuple) else v)
-                                       for k, v in result.parameters.items()}}
+        "data": data.name, "rows": data.n, "tested_rows": tested.size,
+        "members": data.member_names, "features": features, "settings": settings,
+        "tests": {key: {"label": WEIGHT_LABELS[key], **test_entry(result.method, result),
+                        "rejects": result.rejects(settings.alpha)}
                   for key, result in comparison.results.items()},
     }
     weights = pd.DataFrame(learned.weights, columns=[f"weight[{name}]"
                                                      for name in data.member_names])
     combined = pd.DataFrame(learned.combined, columns=[f"combined[{c}]" for c in data.classes])
+    rows = pd.DataFrame({"row": tested[learned.rows] + 1})
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / "credal.csv", out / "credal.json", out / "credal-weights.csv"]
-    comparison.table().to_csv(paths[0], index=False)
-    paths[1].write_text(json.dumps(document, indent=2, default=float))
-    pd.concat([pd.DataFrame({"row": rows + 1}), weights, combined], axis=1).to_csv(
-        paths[2], index=False)
-    return paths
+    files = {"credal.csv": csv_text(comparison.table()),
+             "credal.json": json.dumps(jsonable(document), indent=2, ensure_ascii=False),
+             "credal-weights.csv": csv_text(pd.concat([rows, weights, combined], axis=1))}
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+    return [out / name for name in files]
 
 
 def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
@@ -425,7 +421,7 @@ def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
     start = time.perf_counter()
     data = load_credal(options)
     settings = CredalSettings(estimator=options.estimator, n_resamples=options.resamples,
-                              alpha=check_alpha(options.alpha), seed=options.seed,
+                              alpha=check_fraction("--alpha", options.alpha), seed=options.seed,
                               null=options.null)
     members = tuple(range(len(data.member_names)))
     bar = ProgressBar(stream, "credal")
@@ -444,14 +440,6 @@ def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
     stream.write(f"Tested {data.n:,} rows of {data.name}{sample}: wrote {len(paths)} files "
                  f"to {options.out} in {time.perf_counter() - start:.1f} s.\n")
     return 0
-
-
-def check_alpha(alpha: float) -> float:
-    """--alpha strictly between 0 and 1."""
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"--alpha must lie strictly between 0 and 1, not {alpha:g}; "
-                         "example: --alpha 0.05")
-    return float(alpha)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -194,8 +194,9 @@ def test_credal_writes_the_three_tests(ensemble_csv: Path, tmp_path: Path, capsy
     assert document["members"] == ["net", "tree"] and document["features"] == ["x"]
     assert document["settings"]["seed"] == 2 and document["settings"]["null"] == "bootstrap"
     for key, test in document["tests"].items():
-        assert 0 < test["p_value"] <= 1 and len(test["null"]) == 20, key
-        assert test["p_value"] == (1 + sum(v >= test["statistic"] for v in test["null"])) / 21
+        assert 0 < test["p_value"] <= 1 and len(test["null_statistics"]) == 20, key
+        assert test["p_value"] == (1 + sum(v >= test["statistic"]
+                                           for v in test["null_statistics"])) / 21
     import pandas as pd
 
     weights = pd.read_csv(out / "credal-weights.csv")
@@ -251,3 +252,17 @@ def test_credal_names_the_member_column_that_is_not_a_probability(ensemble_csv: 
     assert status == 2
     assert "Column 'tree' (ensemble member probability) must hold probabilities" in err
     assert "row 7" in err
+
+
+def test_credal_files_escape_spreadsheet_formulas(ensemble_csv: Path, tmp_path: Path) -> None:
+    import pandas as pd
+
+    frame = pd.read_csv(ensemble_csv).rename(columns={"tree": "=tree"})
+    frame.to_csv(ensemble_csv, index=False)
+    out = tmp_path / "credal"
+    assert cli.main(["credal", str(ensemble_csv), "--label", "y", "--member", "net",
+                     "--member", "=tree", "--resamples", "10", "--out", str(out)]) == 0
+    header = (out / "credal-weights.csv").read_text().splitlines()[0]
+    assert "'weight[=tree]" not in header and "weight[=tree]" in header  # not at a cell start
+    document = json.loads((out / "credal.json").read_text())
+    assert document["members"] == ["net", "'=tree"]

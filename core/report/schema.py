@@ -51,6 +51,11 @@ NULL_HYPOTHESES = {
                      "the cumulative differences from 0 (Kolmogorov–Smirnov)",
     "cumulative-kuiper": "the model is calibrated on the chosen notion; the range of the "
                          "cumulative differences (Kuiper)",
+    "credal-learned": "some convex combination of the members, with weights λ(x) learned on "
+                      "other rows, is calibrated in distribution (Jürgens et al., Algorithm 1)",
+    "credal-mean": "the members' plain mean is calibrated in distribution",
+    "credal-sampled": "some constant convex combination of the members is calibrated in "
+                      "distribution (Mortier et al.)",
 }
 
 
