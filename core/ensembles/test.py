@@ -411,8 +411,9 @@ def _credal_test(P: np.ndarray, labels: np.ndarray, features: np.ndarray, estima
             P[opt], y[opt], features[opt], P[val], y[val], features[val], progress=progress)
 
     refits = weights == "learned" and null == "refit"
-    start = (REFIT_FIT_SHARE if refits else FIT_SHARE) if weights == "learned" else 0.0
+    start = 0.0  # share of the progress bar before the null
     if weights == "learned":
+        start = REFIT_FIT_SHARE if refits else FIT_SHARE
         network = learn(labels, progress=lambda f, m: report(start * f, m))
         lam = network.predict(features[test])
         extra = {"training_iterations": len(network.history_),
@@ -435,14 +436,14 @@ def _credal_test(P: np.ndarray, labels: np.ndarray, features: np.ndarray, estima
         lam = np.tile(best, (test.size, 1))
         F = combine(lam, P[test])
         values = sampled_null(P[test], estimator, h, n_resamples, rng, null_progress, null)
-    elif refits:
-        observed = spec.value(F, y_test, h)
-        values = refit_null(combine(network.predict(features), P), P[test], test,
-                            lambda y: learn(y).predict(features[test]), estimator, h,
-                            n_resamples, rng, null_progress)
     else:
         observed = spec.value(F, y_test, h)
-        values = bootstrap_null(F, estimator, h, n_resamples, rng, null_progress, null)
+        if refits:
+            values = refit_null(combine(network.predict(features), P), P[test], test,
+                                lambda y: learn(y).predict(features[test]), estimator, h,
+                                n_resamples, rng, null_progress)
+        else:
+            values = bootstrap_null(F, estimator, h, n_resamples, rng, null_progress, null)
     report(1.0, "Done")
     return CredalTestResult(
         statistic=float(observed), p_value=resampling_p_value(observed, values), null=values,
