@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import struct
-import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pypdfium2 as pdfium
 
 from core.audit import AuditSettings
 
@@ -54,12 +54,15 @@ def parse_svg(data: bytes) -> ET.Element:
 
 
 def pdf_page_is_drawn(pdf: Path, folder: Path) -> bool:
-    """Render page 1 with pdftoppm and say whether it holds anything but white."""
+    """Render page 1 with PDFium (the ``pypdfium2`` test dependency, no program outside the
+    virtual environment) and say whether it holds anything but white. ``folder`` is kept for
+    the callers' signature; nothing is written there."""
     assert pdf.read_bytes()[:5] == b"%PDF-"
-    subprocess.run(["pdftoppm", "-r", "30", "-f", "1", "-l", "1", "-gray", str(pdf),
-                    str(folder / "page")], check=True, timeout=120)
-    image = next(folder.glob("page*.pgm")).read_bytes()
-    # binary PGM: "P5\n<w> <h>\n<max>\n" then one byte per pixel
-    header_end = image.index(b"\n", image.index(b"\n", 3) + 1) + 1
-    pixels = np.frombuffer(image[header_end:], dtype=np.uint8)
+    document = pdfium.PdfDocument(str(pdf))
+    try:
+        page = document[0]
+        bitmap = page.render(scale=30 / 72, grayscale=True)
+        pixels = np.asarray(bitmap.to_numpy(), dtype=np.uint8)
+    finally:
+        document.close()
     return bool((pixels < 200).mean() > 0.001)

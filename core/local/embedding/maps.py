@@ -68,10 +68,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.decomposition import PCA
 
-from core._validation import check_choice, is_whole
-from core.data import describe_rows
-from core.kernels import Standardizer, standardize_features
-from core.resampling import row_sample
+from core.data.problems import describe_rows
+from core.data.validation import check_choice, is_whole
+from core.kernels.resampling import row_sample
+from core.kernels.tiles import Standardizer, standardize_features
 
 if TYPE_CHECKING:  # imported where used: umap-learn alone takes seconds to import
     import openTSNE
@@ -290,7 +290,7 @@ def _check_method(method: str) -> str:
 
 
 #: Sorted indices of the rows a map is fitted on: all ``n``, or ``max_fit`` drawn at random
-#: (:func:`core.resampling.row_sample`).
+#: (:func:`core.kernels.resampling.row_sample`).
 choose_fit_rows = row_sample
 
 
@@ -309,13 +309,13 @@ def _batches(rows: np.ndarray, size: int) -> list[np.ndarray]:
 # --------------------------------------------------------------------------- progress
 
 
-def _report(progress: Progress | None, fraction: float, message: str) -> None:
+def _report_progress(progress: Progress | None, fraction: float, message: str) -> None:
     """Call ``progress(fraction, message)`` if a callback was given."""
     if progress is not None:
         progress(float(min(max(fraction, 0.0), 1.0)), message)
 
 
-def _place(
+def _place_in_batches(
     place: Callable[[np.ndarray], np.ndarray], X: np.ndarray, rows: np.ndarray,
     coords: np.ndarray, progress: Progress | None, span: tuple[float, float], title: str,
 ) -> None:
@@ -325,7 +325,7 @@ def _place(
     for batch in _batches(rows, PLACE_BATCH):
         coords[batch] = place(X[batch])
         done += batch.size
-        _report(
+        _report_progress(
             progress, start + (end - start) * done / rows.size,
             f"{title}: placed {done:,} of {rows.size:,} further rows into the map",
         )
@@ -377,7 +377,7 @@ def _tsne_callback(
 
     def callback(iteration: int, error: float, embedding: np.ndarray) -> bool:
         done = offset + iteration
-        _report(progress, start + (end - start) * done / total,
+        _report_progress(progress, start + (end - start) * done / total,
                 f"t-SNE: optimised {done} of {total} iterations")
         return False
 
@@ -436,9 +436,9 @@ def _embed_pca(
     X: np.ndarray, fit_rows: np.ndarray, n_components: int, progress: Progress | None
 ) -> tuple[np.ndarray, dict, np.ndarray]:
     """PCA fitted on ``fit_rows``; every row is projected with the same fitted map."""
-    _report(progress, 0.05, f"PCA: fitting on {fit_rows.size:,} rows")
+    _report_progress(progress, 0.05, f"PCA: fitting on {fit_rows.size:,} rows")
     pca = _fit_pca(X, fit_rows, n_components)
-    _report(progress, 0.5, f"PCA: projecting {X.shape[0]:,} rows")
+    _report_progress(progress, 0.5, f"PCA: projecting {X.shape[0]:,} rows")
     coords = pca.transform(X).astype(np.float64)
     params = {"svd_solver": "full", "whiten": False}
     return coords, params, np.asarray(pca.explained_variance_ratio_, dtype=np.float64)
@@ -451,7 +451,7 @@ def _embed_tsne(
     """openTSNE map of ``fit_rows``; the other rows placed with ``TSNEEmbedding.transform``."""
     settings = _tsne_settings(fit_rows.size, X.shape[1], n_components, perplexity, seed)
     fit_end = 0.8 if place_rows.size else 0.99
-    _report(progress, 0.02,
+    _report_progress(progress, 0.02,
             f"t-SNE: finding nearest neighbours among {fit_rows.size:,} distinct rows")
     tsne, reference = _fit_tsne(X[fit_rows], settings, progress, (0.1, fit_end))
     coords = np.empty((X.shape[0], n_components), dtype=np.float64)
@@ -461,7 +461,7 @@ def _embed_tsne(
     def place(batch: np.ndarray) -> np.ndarray:
         return np.array(reference.transform(batch, **placement), dtype=np.float64)
 
-    _place(place, X, place_rows, coords, progress, (fit_end, 0.99), "t-SNE")
+    _place_in_batches(place, X, place_rows, coords, progress, (fit_end, 0.99), "t-SNE")
     params = {key: value for key, value in settings.items() if key != "random_state"}
     params["perplexity_requested"] = float(perplexity)
     params["early_exaggeration"] = tsne.early_exaggeration
@@ -477,18 +477,18 @@ def _embed_umap(
     """umap-learn map of ``fit_rows``; the other rows placed with ``UMAP.transform``."""
     settings = _umap_settings(fit_rows.size, X.shape[1], n_components, n_neighbors, seed)
     fit_end = 0.8 if place_rows.size else 0.99
-    _report(progress, 0.02,
+    _report_progress(progress, 0.02,
             f"UMAP: fitting on {fit_rows.size:,} distinct rows (the first run in a session also "
             "compiles UMAP's code, which takes 20–60 s)")
     model = _fit_umap(X[fit_rows], settings)
-    _report(progress, fit_end, "UMAP: map fitted")
+    _report_progress(progress, fit_end, "UMAP: map fitted")
     coords = np.empty((X.shape[0], n_components), dtype=np.float64)
     coords[fit_rows] = np.asarray(model.embedding_, dtype=np.float64)
 
     def place(batch: np.ndarray) -> np.ndarray:
         return np.asarray(model.transform(batch), dtype=np.float64)
 
-    _place(place, X, place_rows, coords, progress, (fit_end, 0.99), "UMAP")
+    _place_in_batches(place, X, place_rows, coords, progress, (fit_end, 0.99), "UMAP")
     params = {key: value for key, value in settings.items() if key != "random_state"}
     params["n_neighbors_requested"] = int(n_neighbors)
     params["transform_n_epochs"] = UMAP_N_EPOCHS // 3
@@ -546,7 +546,7 @@ def embed(
             matrix, method, n_components, seed, max_fit, perplexity, n_neighbors, progress
         )
     params = {"seed": seed, "max_fit": max_fit, **params}
-    _report(progress, 1.0, f"{_METHOD_TITLES[method]}: done")
+    _report_progress(progress, 1.0, f"{_METHOD_TITLES[method]}: done")
     return Embedding(
         coords=coords, method=method, params=params, n_fit=int(fit_rows.size),
         fit_rows=fit_rows, explained_variance_ratio=evr,
@@ -705,7 +705,7 @@ class FittedEmbedding:
         self.method = method
         self.coords = coords
         self.params = params
-        self._place = place
+        self._place_in_batches = place
         self._known = known
 
     @property
@@ -722,7 +722,7 @@ class FittedEmbedding:
         if not np.isfinite(matrix).all():
             raise ValueError("The rows to place have missing or infinite feature values.")
         if self._known is None:
-            return np.asarray(self._place(matrix), dtype=np.float64)
+            return np.asarray(self._place_in_batches(matrix), dtype=np.float64)
         out = np.empty((matrix.shape[0], self.n_components))
         seen = np.zeros(matrix.shape[0], dtype=bool)
         for i, row in enumerate(matrix):
@@ -731,7 +731,7 @@ class FittedEmbedding:
                 out[i], seen[i] = hit, True
         rest = np.flatnonzero(~seen)
         for batch in _batches(rest, PLACE_BATCH):
-            out[batch] = self._place(matrix[batch])
+            out[batch] = self._place_in_batches(matrix[batch])
         return out
 
 
@@ -758,7 +758,7 @@ def fit_embedding(
     n, d = matrix.shape
     if method == "pca":
         pca = _fit_pca(matrix, choose_fit_rows(n, max_fit, seed), n_components)
-        _report(progress, 1.0, "PCA: done")
+        _report_progress(progress, 1.0, "PCA: done")
         return FittedEmbedding("pca", pca.transform(matrix).astype(np.float64),
                                {"n_features": d, "seed": seed, "max_fit": max_fit},
                                lambda rows: pca.transform(rows))
@@ -788,9 +788,9 @@ def fit_embedding(
         def place(rows: np.ndarray) -> np.ndarray:
             return np.asarray(model.transform(rows), dtype=np.float64)
 
-    _place(place, distinct, rest, coords, progress, (0.8, 0.99), _METHOD_TITLES[method])
+    _place_in_batches(place, distinct, rest, coords, progress, (0.8, 0.99), _METHOD_TITLES[method])
     known = {row.tobytes(): coords[i] for i, row in enumerate(distinct)}
-    _report(progress, 1.0, f"{_METHOD_TITLES[method]}: done")
+    _report_progress(progress, 1.0, f"{_METHOD_TITLES[method]}: done")
     return FittedEmbedding(method, coords[inverse],
                            {"n_features": d, "seed": seed, "max_fit": max_fit,
                             "n_distinct": int(distinct.shape[0])}, place, known)
