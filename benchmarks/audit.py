@@ -15,7 +15,7 @@ import argparse
 from benchmarks.common import measure, row
 from core import audit as audit_module
 from core.audit import AuditSettings, run_audit
-from core.demo import DEMOS, load_demo
+from core.data.demo import DEMOS, load_demo
 
 
 def sections(data, settings: AuditSettings) -> None:

@@ -56,7 +56,7 @@ from core.ensembles import (  # noqa: E402
     simulate,
 )
 from core.ensembles.test import bootstrap_null  # noqa: E402
-from core.stattests import resampling_p_value  # noqa: E402
+from core.stattests.result import resampling_p_value
 
 ALPHA = 0.05
 SIZES = (400, 400, 400)

@@ -5,7 +5,7 @@
 For each size n the census demo is generated with n audit rows (the demo itself has 10,000)
 and all seven of its person attributes are used as audit features: 15 encoded columns, about
 16 as in a typical audit, with no repeated rows. They are z-scored
-(:func:`core.embedding.prepare_features`) and embedded in 2-D with the default
+(:func:`core.local.embedding.prepare_features`) and embedded in 2-D with the default
 ``max_fit=20_000``: n = 10,000 fits every row, n = 50,000 fits 20,000 and places 30,000 with
 the fitted map. A last line embeds the demo as shipped, whose audit features are age, sex and
 race only (8 encoded columns, 642 distinct rows, so t-SNE and UMAP fit 642 points).
@@ -29,9 +29,9 @@ from dataclasses import replace
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
-from core.data import AuditData
-from core.demo import CENSUS_AUDIT_FEATURES, CENSUS_FEATURES, census_simulation, demo_mapping
-from core.embedding import METHODS, distinct_rows, embed, prepare_features
+from core.data.audit_data import AuditData
+from core.data.demo import CENSUS_AUDIT_FEATURES, CENSUS_FEATURES, census_simulation, demo_mapping
+from core.local.embedding import METHODS, distinct_rows, embed, prepare_features
 
 RECALL_QUERIES = 1_000
 RECALL_K = 10
@@ -108,6 +108,7 @@ def main() -> None:
             print(f"{n:>7,} {X.shape[1]:>3} {method:>6} {result.n_fit:>7,} "
                   f"{result.placed_rows.size:>7,} {run['fit']:>7.2f} {run['place']:>8.2f} "
                   f"{run['total']:>8.2f} {neighbour_recall(X, result.coords):>9.3f}", flush=True)
+
 
 if __name__ == "__main__":
     main()

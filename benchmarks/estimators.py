@@ -26,7 +26,7 @@ from threadpoolctl import threadpool_limits
 
 from benchmarks.common import measure, row
 from core import estimators
-from core._validation import softmax
+from core.data.validation import softmax
 from core.estimators.functions import KernelEigen, _rbf
 from core.estimators.risk import notion_inputs
 

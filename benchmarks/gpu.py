@@ -16,9 +16,9 @@ import time
 
 import numpy as np
 
-from core import engine
-from core.klce import klce_test
-from core.simulations import type_two_paper
+from core.data.simulations import type_two_paper
+from core.kernels import engine
+from core.stattests.klce import klce_test
 
 
 def timed(p, y, X, resamples: int, name: str, dtype: str = "float64"):

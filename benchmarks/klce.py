@@ -18,11 +18,11 @@ import time
 import numpy as np
 
 from benchmarks.common import measure, row
-from core.kernels import gaussian_block
-from core.klce import klce_test
-from core.local_kernel import kernel_inputs
-from core.resampling import bernoulli_residuals
-from core.simulations import type_two_paper
+from core.data.simulations import type_two_paper
+from core.kernels.resampling import bernoulli_residuals
+from core.kernels.spec import kernel_inputs
+from core.kernels.tiles import gaussian_block
+from core.stattests.klce import klce_test
 
 FULL_BASELINE_UP_TO = 2_000
 TIMED_RESAMPLES = 3

@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.klce_null_study [--reps 300] [--resamples 200]
 
-Settings (I-trustworthy §4 and App. A.2; VALIDATION.md; generators in ``core.simulations``):
+Settings (I-trustworthy §4 and App. A.2; VALIDATION.md; generators in ``core.data.simulations``):
 
 * size, paper Type-I: x ~ N(0,1), p = sigmoid(−1 + 0.5x), y ~ Bernoulli(p), prediction
   kernel only (feature kernel ≡ 1), N = 50, widths w ∈ {0.01, 0.5, 0.99} with
@@ -27,15 +27,14 @@ import time
 
 import numpy as np
 
-from core.klce import STUDIED_NULLS
-from core.simulations import (
-    ALPHA,
+from core.data.simulations import (
     calibrated_two_features,
     global_offset,
-    rejection_rates,
     type_one_paper,
     type_two_paper,
 )
+from core.stattests.klce import STUDIED_NULLS
+from core.stattests.level_study import ALPHA, rejection_rates
 
 
 def main() -> None:

@@ -2,8 +2,8 @@
 
     .venv/bin/python -m benchmarks.lce [--n 10000] [--n-large 200000] [--full-exact]
 
-Part 1, n = 10,000 points: the exact LCE of :func:`core.lce.lce` (per confidence bin, one
-tiled ``kernel_matmul``) against a dense numpy implementation that builds every bin's full
+Part 1, n = 10,000 points: the exact LCE of :func:`core.local.lce_estimate.lce` (per confidence
+bin, one tiled ``kernel_matmul``) against a dense numpy implementation that builds every bin's full
 kernel matrix, and a per-point Python loop timed on a subsample of query points and
 extrapolated to all n; ratios are baseline / tile engine. Cases: a 2-D embedding with the
 confidences of a 10-class classifier (15 bins), the worst case of one bin holding every point,
@@ -12,7 +12,7 @@ and a 10-D embedding. "pairs" is Σ_b n_b², the number of kernel evaluations.
 Part 2, n = 200,000 points in 2-D: the binned (grid) approximation against the exact values on
 a random subsample of query points (each against its full bin), for two bandwidths and two
 grid sizes; the exact time for all n is extrapolated from the subsample (``--full-exact``
-times it once instead). The worst-case bound is :func:`core.lce.binned_error_bound`.
+times it once instead). The worst-case bound is :func:`core.local.lce_grid.binned_error_bound`.
 
 Target (DESIGN.md): LCE for n = 10,000 in under 1 s on two cores.
 """
@@ -26,9 +26,11 @@ import time
 import numpy as np
 
 from benchmarks.common import measure, row
-from core.kernels import kernel_matmul
-from core.lce import binned_error_bound, confidence_bins, lce
-from core.simulations import spatially_miscalibrated_classifier as classifier
+from core.data.simulations import spatially_miscalibrated_classifier as classifier
+from core.kernels.tiles import kernel_matmul
+from core.local.lce_estimate import lce
+from core.local.lce_grid import binned_error_bound
+from core.local.lce_inputs import confidence_bins
 
 LOOP_QUERIES = 100
 EXACT_QUERIES = 2_000

@@ -23,8 +23,11 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
 from benchmarks.common import measure
-from core import clinical, cumulative, decomposition, metrics, smooth
-from core._validation import logit, sigmoid
+from core import metrics
+from core.data.validation import logit, sigmoid
+from core.metrics import clinical, decomposition, smooth
+from core.stattests import clinical as clinical_tests
+from core.stattests import cumulative as cumulative_tests
 
 SUBSAMPLE = 5_000
 
@@ -145,10 +148,10 @@ def main() -> None:
     line("calibration slope + intercept", ours, base,
          "sklearn LogisticRegression (slope only, lbfgs)")
 
-    ours, _, value = timed(lambda: clinical.cox_test(p, y))
+    ours, _, value = timed(lambda: clinical_tests.cox_test(p, y))
     line("Cox test (LR χ², 2 df)", ours, None, "no peer in the environment")
 
-    ours, _, value = timed(lambda: clinical.spiegelhalter_test(p, y))
+    ours, _, value = timed(lambda: clinical_tests.spiegelhalter_test(p, y))
     base, _, reference = measure(lambda: numpy_spiegelhalter(p, y))
     assert math.isclose(reference, value.statistic, rel_tol=1e-9)
     line("Spiegelhalter z test", ours, base, "the formula in numpy (no validation)")
@@ -161,7 +164,7 @@ def main() -> None:
     ours, _, value = timed(lambda: decomposition.log_loss_decomposition(p, y))
     line("log-loss calibration/refinement", ours, base, "(same isotonic baseline)")
 
-    ours, _, value = timed(lambda: cumulative.cumulative_test(p, y, "kuiper"))
+    ours, _, value = timed(lambda: cumulative_tests.cumulative_test(p, y, "kuiper"))
     base, _, reference = measure(lambda: numpy_kuiper(p, y))
     assert math.isclose(reference, value.parameters["metric"], rel_tol=1e-9)
     line("cumulative Kuiper test", ours, base, "argsort + cumsum (no ties, no p-value)")

@@ -22,7 +22,7 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
 from benchmarks.common import measure, row
-from core._validation import logit, sigmoid, softmax
+from core.data.validation import logit, sigmoid, softmax
 from core.recalibration import RECALIBRATORS, make_recalibrator
 
 LIMIT_SECONDS = 10.0

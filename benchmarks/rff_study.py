@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.rff_study [--reps 500] [--resamples 200] [--features 256,1024]
 
-Level: the calibrated two-feature model (``core.simulations.calibrated_two_features``) at
+Level: the calibrated two-feature model (``core.data.simulations.calibrated_two_features``) at
 n = 2,000, consistency-combined null; rejection rate at α = 0.05 for every D, with its
 binomial standard error √(r(1 − r)/R). Power: the paper's Type-II setting (the model blind to
 one of ten features, ``type_two_paper``) at n = 500, exact against rff(D), same resamples
@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from core.klce import klce_test
-from core.simulations import calibrated_two_features, type_two_paper
+from core.data.simulations import calibrated_two_features, type_two_paper
+from core.stattests.klce import klce_test
 
 ALPHA = 0.05
 

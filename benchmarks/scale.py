@@ -4,7 +4,7 @@ approximate.
     .venv/bin/python -m benchmarks.scale [--sizes 10000,100000,1000000] [--pages all]
                                          [--exact-up-to 10000] [--markdown FILE]
 
-Data: :func:`core.simulations.scale_table` (binary; 3 numeric and 1 categorical audit feature,
+Data: :func:`core.data.simulations.scale_table` (binary; 3 numeric and 1 categorical audit feature,
 the categorical one also the group attribute; no split column, so every page audits all rows
 and LCB runs leave-one-out over them), written to CSV and Parquet and read back as an upload.
 Each page's steps are the functions the page calls, with the page's defaults, in one process;
@@ -15,7 +15,7 @@ is the largest of its steps'. Targets on this machine (issue 13): at 10⁵ every
 Exact against approximate: the kernel tests run with ``computation="auto"`` (random Fourier
 features above the size where the exact test would take more than ``AUTO_SECONDS``); the
 exact computation is measured up to ``--exact-up-to`` rows and otherwise estimated from the
-measured speed of this machine (:func:`core.computation.exact_seconds`), and the ratio
+measured speed of this machine (:func:`core.kernels.computation.exact_seconds`), and the ratio
 exact / approximate is printed. The Ensembles page needs member columns, which this table
 does not have; it says so and computes nothing.
 """
@@ -36,13 +36,15 @@ import pandas as pd
 
 from core import audit as audit_module
 from core import estimators, local, metrics
-from core.audit import TEST_FEATURES, AuditSettings, run_audit, settings_for
-from core.column_guess import guess_columns
-from core.data import AuditData, summarise_columns
-from core.readers import read_table
+from core.audit import AuditSettings, run_audit, settings_for
+from core.data.audit_data import AuditData
+from core.data.column_guess import guess_columns
+from core.data.readers import read_table
+from core.data.simulations import SCALE_FEATURES, scale_table
+from core.data.table import summarise_columns
+from core.kernels.rff import TEST_FEATURES
 from core.recalibration.compare import CompareSettings
 from core.report import build_report
-from core.simulations import SCALE_FEATURES, scale_table
 
 #: The Recalibration page's default methods.
 RECALIBRATION_METHODS = ("temperature", "isotonic", "bbq", "lore", "lcb", "group-temperature",

@@ -17,8 +17,8 @@ import time
 import numpy as np
 
 from benchmarks.common import measure, row
-from core.kernels import median_heuristic
-from core.skce import skce
+from core.kernels.tiles import median_heuristic
+from core.metrics.skce_estimate import skce
 
 SUBSAMPLE = 400
 

@@ -16,7 +16,7 @@ Sections, in the order of the pages:
   Spiegelhalter, Cox, cumulative KS and Kuiper) and :func:`group_diagnostics` per group
   attribute.
 * **Trust test** — the KLCE² bandwidth grid and its aggregated test
-  (:func:`core.klce.klce_grid_test`).
+  (:func:`core.stattests.klce_grid.klce_grid_test`).
 * **Local bias** — LCB with cross-validated bandwidths, the calibration split as reference
   and the test split as query (:func:`lcb_section`), and the most biased subgroups.
 * **LCE landscape** — MLCE against γ over a map of the audit features (:func:`lce_section`).
@@ -30,28 +30,36 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from core import clinical, cumulative, local, metrics
-from core._validation import check_choice, check_count, check_positive
-from core.computation import COMPUTATIONS, exact_seconds
-from core.computation import summary as computation_summary
-from core.data import AuditData
-from core.embedding import (
+from core import local, metrics
+from core.data.audit_data import AuditData
+from core.data.validation import check_choice, check_count, check_positive
+from core.kernels.computation import COMPUTATIONS, exact_seconds
+from core.kernels.computation import summary as computation_summary
+from core.kernels.rff import TEST_FEATURES
+from core.kernels.spec import KernelSpec, one_vs_rest
+from core.local.embedding import (
     Embedding,
     embed,
     landscape_coordinates,
     prepare_features,
     profile_coordinates,
 )
-from core.extended_metrics import extended_metrics_table
-from core.groups import group_calibration_table, group_reliability_tables
-from core.klce import DEFAULT_NULL, NULLS, GridTestResult
-from core.lcb import LcbEstimate, biased_subgroups
-from core.lcb import lcb_estimate as estimate_lcb
-from core.lce import mlce_curve
-from core.local_kernel import KernelSpec, one_vs_rest
-from core.skce import skce_summary
-from core.smooth import SmoothReliability, smooth_reliability
-from core.stattests import TestResult, bound_test, hosmer_lemeshow, skce_test
+from core.local.groups import group_calibration_table, group_reliability_tables
+from core.local.lcb_estimate import LcbEstimate
+from core.local.lcb_estimate import lcb_estimate as estimate_lcb
+from core.local.lcb_trends import biased_subgroups
+from core.local.lce_estimate import mlce_curve
+from core.metrics import cumulative
+from core.metrics.extended import extended_metrics_table
+from core.metrics.skce_estimate import skce_summary
+from core.metrics.smooth import SmoothReliability, smooth_reliability
+from core.stattests import clinical as clinical_tests
+from core.stattests import cumulative as cumulative_tests
+from core.stattests.goodness_of_fit import hosmer_lemeshow
+from core.stattests.klce import DEFAULT_NULL, NULLS
+from core.stattests.klce_grid import GridTestResult
+from core.stattests.result import TestResult
+from core.stattests.skce import bound_test, skce_test
 
 Progress = Callable[[float, str], None]
 
@@ -72,15 +80,6 @@ def default_bootstrap(n: int) -> int:
     (about 0.3 s at 10⁶) while the intervals are already narrow; the page shows the value and
     the user may raise it."""
     return 50 if n > LARGE_ROWS else 200
-
-
-#: Random Fourier features of the pages' tests when they run approximately (the KLCE
-#: bandwidth grid, each of its 25 points, the Trust page's single-bandwidth test and the SKCE
-#: consistency test): the level is exact
-#: for any D, and the RFF study (README) measured the power at D = 256 equal to D = 1,024's
-#: within its error, at a quarter of the time. Values with an interval (the SKCE row) keep
-#: the default D = 1,024, whose approximation error is smaller.
-TEST_FEATURES = 256
 
 
 @dataclass(frozen=True)
@@ -235,9 +234,10 @@ SKCE_RESAMPLES = 200
 def metrics_with_skce(probs: np.ndarray, y: np.ndarray, notion: str, n_bins: int,
                       strategy: str, n_resamples: int, method: str, seed: int = 0,
                       computation: str = "auto") -> pd.DataFrame:
-    """:func:`core.metrics.metrics_table` plus the canonical SKCE with its bootstrap interval
+    """:func:`core.metrics.binned.metrics_table` plus the canonical SKCE with its bootstrap interval
     (at most :data:`SKCE_RESAMPLES` resamples), computed under the ``computation`` rule of
-    :func:`core.stattests.skce_test` (:func:`core.skce.skce_summary`). The SKCE row's
+    :func:`core.stattests.skce.skce_test` (:func:`core.metrics.skce_estimate.skce_summary`). The
+    SKCE row's
     ``computation`` and ``computation_reason`` columns say which ran (``"exact"``,
     ``"rff(1024)"``, ``"block(2)"``) and why; its description ends with that sentence."""
     table = metrics.metrics_table(probs, y, notion=notion, n_bins=n_bins, strategy=strategy,
@@ -260,7 +260,7 @@ def metrics_with_skce(probs: np.ndarray, y: np.ndarray, notion: str, n_bins: int
 def skce_computation(table: pd.DataFrame, tests: dict[str, TestResult]) -> dict[str, str]:
     """Which computation ran for the SKCE row of :func:`metrics_with_skce` and the SKCE
     consistency test of :func:`calibration_tests`, as ``{"computation", "computation_reason"}``
-    (:func:`core.computation.summary` turns it into the page's sentence): ``"exact"`` when
+    (:func:`core.kernels.computation.summary` turns it into the page's sentence): ``"exact"`` when
     both were exact, else the approximation's label, with both reasons."""
     row = table.loc[table["metric"] == SKCE_ROW].iloc[0]
     test = tests["consistency"].parameters
@@ -285,7 +285,7 @@ def skce_exact_seconds(n: int, n_classes: int, n_bootstrap: int, test_resamples:
 
 def extended_metrics(probs: np.ndarray, y: np.ndarray, notion: str, class_index: int | None,
                      n_resamples: int, method: str, seed: int = 0) -> pd.DataFrame:
-    """The rows of :func:`core.extended_metrics.extended_metrics_table` (at most
+    """The rows of :func:`core.metrics.extended.extended_metrics_table` (at most
     ``EXTENDED_RESAMPLES`` bootstrap resamples); ``class_index`` is used for classwise only."""
     return extended_metrics_table(probs, y, notion, class_index if notion == "classwise" else None,
                                   min(n_resamples, EXTENDED_RESAMPLES), seed=seed, method=method)
@@ -293,14 +293,14 @@ def extended_metrics(probs: np.ndarray, y: np.ndarray, notion: str, class_index:
 
 def smooth_diagram(probs: np.ndarray, y: np.ndarray, notion: str, class_index: int | None,
                    n_resamples: int = 200, seed: int = 0) -> SmoothReliability:
-    """The smooth reliability diagram with its bootstrap band (:mod:`core.smooth`)."""
+    """The smooth reliability diagram with its bootstrap band (:mod:`core.metrics.smooth`)."""
     return smooth_reliability(probs, y, notion, class_index if notion == "classwise" else None,
                               n_resamples=n_resamples, seed=seed)
 
 
 def cumulative_path(probs: np.ndarray, y: np.ndarray, notion: str, class_index: int | None
                     ) -> cumulative.CumulativeDifferences:
-    """The cumulative differences of :mod:`core.cumulative`."""
+    """The cumulative differences of :mod:`core.metrics.cumulative`."""
     return cumulative.cumulative_differences(
         probs, y, notion, class_index if notion == "classwise" else None)
 
@@ -311,7 +311,7 @@ def calibration_tests(probs: np.ndarray, y: np.ndarray, notion: str, class_index
     """The SKCE tests (canonical notion), and on the chosen notion Hosmer–Lemeshow, the
     Spiegelhalter z test, Cox's slope/intercept test and the cumulative KS and Kuiper tests.
     A test that is undefined on these rows (e.g. Cox's with one outcome only) is left out.
-    ``computation`` applies to the SKCE consistency test (:func:`core.stattests.skce_test`);
+    ``computation`` applies to the SKCE consistency test (:func:`core.stattests.skce.skce_test`);
     the bound test reuses its statistic."""
     conf, outcome = metrics.confidence_outcome(probs, y, notion, class_index)
     consistency = skce_test(probs, y, n_resamples=n_resamples, seed=seed,
@@ -325,11 +325,11 @@ def calibration_tests(probs: np.ndarray, y: np.ndarray, notion: str, class_index
     }
     if conf.ndim == 1:  # one confidence per row: the curve-based tests apply
         pair = (conf, outcome.astype(np.int64))
-        for key, run in (("spiegelhalter", lambda: clinical.spiegelhalter_test(*pair)),
-                         ("cox", lambda: clinical.cox_test(*pair)),
-                         ("cumulative-ks", lambda: cumulative.cumulative_test(*pair, "ks")),
+        for key, run in (("spiegelhalter", lambda: clinical_tests.spiegelhalter_test(*pair)),
+                         ("cox", lambda: clinical_tests.cox_test(*pair)),
+                         ("cumulative-ks", lambda: cumulative_tests.cumulative_test(*pair, "ks")),
                          ("cumulative-kuiper",
-                          lambda: cumulative.cumulative_test(*pair, "kuiper"))):
+                          lambda: cumulative_tests.cumulative_test(*pair, "kuiper"))):
             try:
                 tests[key] = run()
             except ValueError:
@@ -408,7 +408,7 @@ def klce_grid(data: AuditData, features: tuple[str, ...], class_index: int | Non
               progress: Progress | None = None, computation: str = "auto",
               n_features: int = TEST_FEATURES) -> GridTestResult:
     """The Trust page's bandwidth grid and aggregated KLCE test (``computation``: see
-    :mod:`core.computation`; random Fourier features with ``n_features`` per grid point)."""
+    :mod:`core.kernels.computation`; random Fourier features with ``n_features`` per grid point)."""
     probs, y, X, spec = local_inputs(data, features, class_index)
     return local.klce_grid_test(probs, y, X, null=null, n_resamples=n_resamples, seed=seed,
                                 progress=progress, spec=spec, computation=computation,
@@ -434,8 +434,8 @@ def lcb_values(reference: AuditData, query: AuditData, features: tuple[str, ...]
 def lcb_estimate(reference: AuditData, query: AuditData, features: tuple[str, ...],
                  class_index: int | None, prob_bandwidth: float, feature_bandwidth: float,
                  computation: str = "auto", seed: int = 0) -> LcbEstimate:
-    """LCB of the query rows, exact or sampled (:func:`core.lcb.lcb_estimate`: exact while
-    that takes at most about 10 s, else 50,000 seeded query rows from 20,000 seeded
+    """LCB of the query rows, exact or sampled (:func:`core.local.lcb_estimate.lcb_estimate`: exact
+    while that takes at most about 10 s, else 50,000 seeded query rows from 20,000 seeded
     reference rows)."""
     probs, y, X, spec = local_inputs(reference, features, class_index)
     spec = spec.with_bandwidths(prob_bandwidth, feature_bandwidth)
@@ -497,7 +497,7 @@ def lcb_section(audit: AuditData, features: tuple[str, ...], class_index: int | 
 def feature_map(data: AuditData, features: tuple[str, ...], method: str, seed: int = 0,
                 progress: Progress | None = None) -> tuple[np.ndarray, Embedding | None]:
     """Coordinates for the LCE, as the LCE landscape page computes them: a 2-D embedding of the
-    standardised audit features (:func:`core.embedding.landscape_coordinates`), or, for a
+    standardised audit features (:func:`core.local.embedding.landscape_coordinates`), or, for a
     single encoded feature column, that column z-scored (a 1-D profile, no embedding)."""
     encoded = data.feature_matrix(features)
     if encoded.shape[1] == 1:
@@ -511,7 +511,8 @@ def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: 
                 seed: int = 0, progress: Progress | None = None,
                 computation: str = "auto") -> LceSection | None:
     """MLCE over γ (Luo et al. Fig. 1) on a map of the audit features; ``None`` when no
-    audit feature is chosen. ``computation`` is the LCE method (:func:`core.lce.plan_method`:
+    audit feature is chosen. ``computation`` is the LCE method
+    (:func:`core.local.lce_plan.plan_method`:
     ``"auto"`` keeps exact sums on small data and takes the binned grid or the exact sweep on
     large data)."""
     if not features:

@@ -34,10 +34,12 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from core._validation import check_choice, check_fraction
 from core.audit import AuditSettings, run_audit
-from core.data import AuditData, DataError
-from core.demo import DEFAULT_DEMO, DEMOS, load_demo
+from core.data.audit_data import AuditData
+from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
+from core.data.problems import DataError
+from core.data.readers import read_table
+from core.data.validation import check_choice, check_fraction
 from core.ensembles import ESTIMATORS, NULLS, WEIGHT_LABELS
 from core.ensembles.summary import (
     ENSEMBLE_ROWS,
@@ -47,7 +49,6 @@ from core.ensembles.summary import (
     ensemble_inputs,
     tested_rows,
 )
-from core.readers import read_table
 from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
 from core.report.export import ExportError, renderer

@@ -6,9 +6,10 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.computation import summary
-from core.data import AuditData, ValidationNote
-from core.figure_style import apply_style
+from core.data.audit_data import AuditData
+from core.data.problems import ValidationNote
+from core.figures.style import apply_style
+from core.kernels.computation import summary
 from core.report.export import (
     MIME_TYPES,
     ExportError,
@@ -81,7 +82,7 @@ def chart(figure: go.Figure, key: str, caption: str = "", title: str = "") -> No
     """Draw a figure in the project's template with an export control beside it.
 
     The one-line replacement of ``st.plotly_chart(figure, width="stretch", key=key)``.
-    ``caption`` (see :func:`core.figure_style.caption_text`) is drawn under exported figures
+    ``caption`` (see :func:`core.figures.style.caption_text`) is drawn under exported figures
     only, so that a file stands on its own; ``title`` names the HTML export.
     """
     st.plotly_chart(apply_style(figure), width="stretch", key=key)
@@ -116,7 +117,7 @@ def export_control(figure: go.Figure, key: str, caption: str = "", title: str = 
 
 def computation_note(parameters: dict, key: str, fingerprint: str,
                      exact_estimate: float | None = None) -> None:
-    """One sentence on which computation ran (:func:`core.computation.summary`) and, when it
+    """One sentence on which computation ran (:func:`core.kernels.computation.summary`) and, when it
     was an approximation, a button that reruns the page exactly, with its estimated time
     (``exact_estimate``, else the result's ``parameters["exact_seconds"]``)."""
     if exact_estimate is None:

@@ -1,9 +1,9 @@
 """The sidebar's compute-engine setting: where the exact kernel sums run.
 
 The choice is kept per session (:mod:`dashboard.state`) and applied at the start of every run
-with :func:`core.engine.set`, so each session's computations use its own choice. A Dask
+with :func:`core.kernels.engine.set`, so each session's computations use its own choice. A Dask
 scheduler is reached by its address (``tcp://host:8786``); the client is shared by the sessions
-of the server process (:func:`dask_client`). The environment variables of :mod:`core.engine`
+of the server process (:func:`dask_client`). The environment variables of :mod:`core.kernels.engine`
 (``CALIBRATION_ATLAS_DASK``, ``CALIBRATION_ATLAS_ENGINE``) set the default for new sessions.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import engine
+from core.kernels import engine
 from dashboard.state import engine_choice, set_engine_choice
 
 LABELS = {"threads": "This machine (threads)", "dask": "Dask cluster", "gpu": "GPU (CuPy)"}

@@ -11,8 +11,8 @@ from collections.abc import MutableMapping
 
 import streamlit as st
 
-from core.data import AuditData
-from core.demo import DEMOS, demo_frame, load_demo
+from core.data.audit_data import AuditData
+from core.data.demo import DEMOS, demo_frame, load_demo
 
 DEFAULT_DEMO = "census"
 _AUDIT = "active_audit"
@@ -56,13 +56,13 @@ def active_source() -> str:
 
 
 def remember_upload(table) -> None:
-    """Keep the last uploaded table (a :class:`core.readers.LoadedTable`) for the reference
+    """Keep the last uploaded table (a :class:`core.data.readers.LoadedTable`) for the reference
     model tab."""
     st.session_state[_UPLOAD] = table
 
 
 def last_upload():
-    """The last uploaded :class:`core.readers.LoadedTable` of this session, or ``None``."""
+    """The last uploaded :class:`core.data.readers.LoadedTable` of this session, or ``None``."""
     return st.session_state.get(_UPLOAD)
 
 

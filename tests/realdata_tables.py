@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from core.data import ColumnMapping
+from core.data.mapping import ColumnMapping
 
 #: The header of compas-scores-two-years.csv, in order (53 names, two of them twice).
 COMPAS_COLUMNS = (

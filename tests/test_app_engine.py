@@ -9,7 +9,7 @@ import types
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import engine
+from core.kernels import engine
 from tests.conftest import APP
 
 

@@ -79,7 +79,7 @@ def test_refit_null_on_the_page(monkeypatch) -> None:
 def test_a_learned_rejection_under_algorithm_1_points_to_the_refit_null() -> None:
     import pandas as pd
 
-    from core.data import AuditData
+    from core.data.audit_data import AuditData
     from core.ensembles import simulate
     from dashboard.state import set_active
     from tests.conftest import APP

@@ -7,7 +7,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.data import AuditData
+from core.data.audit_data import AuditData
 from core.report.export import find_chromium
 from dashboard.state import set_active
 from tests.conftest import APP

@@ -10,7 +10,7 @@ without touching this file. The combinations are the parametrize ids
 
 Datasets are built once per process (``functools.cache``); the edge tables are a few hundred
 rows. Each dataset arrives as an upload does: the table is written to CSV, read back with
-``core.readers.read_table`` and validated with ``AuditData.from_mapping``.
+``core.data.readers.read_table`` and validated with ``AuditData.from_mapping``.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from functools import cache
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.data import AuditData
-from core.demo import DEMOS
-from core.readers import read_table
-from core.reference_model import train_reference_model
+from core.data.audit_data import AuditData
+from core.data.demo import DEMOS
+from core.data.readers import read_table
+from core.data.reference_model import train_reference_model
 from dashboard.guard import FAILURE_PREFIX
 from dashboard.state import cached_demo, set_active
 from tests.app_pages import PageRef, discover_pages

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core.audit import TEST_FEATURES
+from core.kernels.rff import TEST_FEATURES
 from dashboard.state import cached_demo, set_active
 from tests.conftest import APP
 
@@ -80,7 +80,7 @@ def test_page_says_which_skce_computation_ran_and_offers_run_exact(monkeypatch) 
     # so in one sentence and offers the exact run, which then replaces it.
     import streamlit as st
 
-    from core import computation
+    from core.kernels import computation
 
     st.cache_data.clear()
     monkeypatch.setattr(computation, "AUTO_SECONDS", 0.0)

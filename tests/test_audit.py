@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.audit import AuditSettings, audit_part, feature_columns, run_audit
-from core.demo import load_demo
+from core.data.demo import load_demo
 from dashboard.state import cached_demo
 from tests.conftest import open_demo_page
 
@@ -90,7 +90,7 @@ def test_settings_are_checked() -> None:
 
 def test_the_skce_row_and_tests_record_which_computation_ran() -> None:
     from core import audit
-    from core.computation import summary
+    from core.kernels.computation import summary
 
     rng = np.random.default_rng(4)
     p = rng.uniform(size=3000)
@@ -120,8 +120,8 @@ def test_sampled_local_sections_on_the_scale_table() -> None:
     sizes and the raw evidence, averages LCB over the evaluated rows, and says what ran; the
     LCE curve records a method and a bound per γ."""
     from core.audit import lcb_section, lce_section, subgroup_table
-    from core.data import AuditData
-    from core.simulations import SCALE_FEATURES, scale_table
+    from core.data.audit_data import AuditData
+    from core.data.simulations import SCALE_FEATURES, scale_table
 
     data = AuditData.from_frame(scale_table(6000), label="label", prob="prob",
                                 features=SCALE_FEATURES, groups=("region",))

@@ -12,7 +12,7 @@ import pytest
 
 from core import cli
 from core.audit import AuditSettings
-from core.data import AuditData
+from core.data.audit_data import AuditData
 from core.report.export import find_chromium
 from tests.conftest import ROOT
 from tests.report_fixtures import audit_table, parse_svg, pdf_page_is_drawn, png_size
@@ -119,7 +119,7 @@ def test_help_documents_every_option_with_an_example(capsys) -> None:
 def test_demo_command_without_chromium(monkeypatch, tmp_path: Path, capsys) -> None:
     """The demo wiring on a slice of the census demo with few resamples (the full demo audit
     takes minutes on two cores), on a machine without Chromium: HTML only, with the reason."""
-    from core.demo import load_demo
+    from core.data.demo import load_demo
 
     small = load_demo("census")
     small = small.subset(np.arange(0, small.n, 10))

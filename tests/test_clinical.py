@@ -9,8 +9,10 @@ from scipy import stats
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
-from core import clinical, decomposition, metrics
-from core._validation import logit, sigmoid
+from core import metrics
+from core.data.validation import logit, sigmoid
+from core.metrics import clinical, decomposition
+from core.stattests import clinical as clinical_tests
 
 
 def literal_lowess(x: np.ndarray, y: np.ndarray, span: float, at: np.ndarray) -> np.ndarray:
@@ -148,7 +150,7 @@ def test_calibrated_model_has_slope_one_and_intercept_zero() -> None:
 # --------------------------------------------------------------------------- tests
 
 
-@pytest.mark.parametrize("test", [clinical.spiegelhalter_test, clinical.cox_test])
+@pytest.mark.parametrize("test", [clinical_tests.spiegelhalter_test, clinical_tests.cox_test])
 def test_level_on_calibrated_data(test) -> None:
     # 400 calibrated data sets of 300 rows: the rejection rate at α = 0.05 must lie within
     # 0.05 ± 3·sqrt(0.05·0.95/400) = ±0.033 (both tests are asymptotic).
@@ -157,7 +159,7 @@ def test_level_on_calibrated_data(test) -> None:
     assert abs(rejections / reps - 0.05) <= 3 * np.sqrt(0.05 * 0.95 / reps)
 
 
-@pytest.mark.parametrize("test", [clinical.spiegelhalter_test, clinical.cox_test])
+@pytest.mark.parametrize("test", [clinical_tests.spiegelhalter_test, clinical_tests.cox_test])
 def test_power_against_overconfidence(test) -> None:
     # slope 0.5 on the logit: predictions far too extreme; n = 2,000 → always rejected here
     rejections = [test(*logistic_sample(2_000, 2000 + s, slope=0.5)).p_value < 0.01
@@ -169,7 +171,7 @@ def test_spiegelhalter_formula() -> None:
     p = np.array([0.1, 0.4, 0.7, 0.9, 0.2])
     y = np.array([0, 1, 1, 0, 0])
     z = np.sum((y - p) * (1 - 2 * p)) / np.sqrt(np.sum((1 - 2 * p) ** 2 * p * (1 - p)))
-    result = clinical.spiegelhalter_test(p, y)
+    result = clinical_tests.spiegelhalter_test(p, y)
     assert result.statistic == pytest.approx(z)
     assert result.p_value == pytest.approx(2 * stats.norm.sf(abs(z)))
     assert result.method == "spiegelhalter" and result.n_resamples == 0
@@ -177,7 +179,7 @@ def test_spiegelhalter_formula() -> None:
 
 def test_cox_statistic_is_the_likelihood_ratio() -> None:
     p, y = logistic_sample(1_000, 6, slope=0.8, shift=0.2)
-    result = clinical.cox_test(p, y)
+    result = clinical_tests.cox_test(p, y)
     a, b = result.parameters["intercept"], result.parameters["slope"]
     z = logit(p)
 
@@ -240,7 +242,7 @@ def test_log_loss_refinement_is_the_loss_after_isotonic_recalibration() -> None:
     (lambda: clinical.calibration_slope([0.2, 0.6, 0.4], [1, 1, 1]), "both outcomes"),
     (lambda: clinical.calibration_slope([0.2, 0.6], [0, 1], level=2), "confidence level"),
     (lambda: clinical.calibration_slope([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1]), "separate"),
-    (lambda: clinical.spiegelhalter_test([0.5, 0.5, 1.0], [0, 1, 1]), "variance is 0"),
+    (lambda: clinical_tests.spiegelhalter_test([0.5, 0.5, 1.0], [0, 1, 1]), "variance is 0"),
     (lambda: clinical.ici(np.full((3, 3), 1 / 3), [0, 1, 2], notion="classwise"),
      "class_index"),
     (lambda: decomposition.brier_decomposition([0.2, 0.6], [0, 3]), "Labels must be"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core.column_guess import group_member_columns, guess_columns
+from core.data.column_guess import group_member_columns, guess_columns
 
 
 def test_guesses_roles_from_names_and_contents() -> None:

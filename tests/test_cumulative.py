@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from core import cumulative
-from core._validation import sigmoid
+from core.data.validation import sigmoid
+from core.metrics import cumulative
+from core.stattests.cumulative import cumulative_test, ks_survival, kuiper_survival
 
 
 def calibrated(n: int, seed: int, power: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -56,13 +57,13 @@ def test_kuiper_does_not_depend_on_which_class_is_positive() -> None:
 def test_survival_functions_have_the_brownian_means() -> None:
     # E sup|B| = √(π/2) and E(max B − min B) = 2√(2/π) on [0, 1] (Feller 1951): the integrals
     # of the survival functions must reproduce them.
-    ks_mean = integrate.quad(cumulative.ks_survival, 0, 12, limit=200)[0]
-    ku_mean = integrate.quad(cumulative.kuiper_survival, 0, 12, limit=200)[0]
+    ks_mean = integrate.quad(ks_survival, 0, 12, limit=200)[0]
+    ku_mean = integrate.quad(kuiper_survival, 0, 12, limit=200)[0]
     assert ks_mean == pytest.approx(np.sqrt(np.pi / 2), rel=1e-8)
     assert ku_mean == pytest.approx(2 * np.sqrt(2 / np.pi), rel=1e-8)
     # the two series of ks_survival meet at x = 1
-    assert cumulative.ks_survival(1 - 1e-12) == pytest.approx(cumulative.ks_survival(1.0))
-    assert cumulative.ks_survival(0.0) == 1.0 and cumulative.kuiper_survival(50.0) == 0.0
+    assert ks_survival(1 - 1e-12) == pytest.approx(ks_survival(1.0))
+    assert ks_survival(0.0) == 1.0 and kuiper_survival(50.0) == 0.0
 
 
 def test_survival_agrees_with_simulated_brownian_paths() -> None:
@@ -74,9 +75,9 @@ def test_survival_agrees_with_simulated_brownian_paths() -> None:
     sup = np.abs(walks).max(axis=1)
     span = np.maximum(walks.max(axis=1), 0) - np.minimum(walks.min(axis=1), 0)
     for x in (1.0, 1.5, 2.2):
-        assert np.mean(sup >= x) == pytest.approx(cumulative.ks_survival(x), abs=0.03)
+        assert np.mean(sup >= x) == pytest.approx(ks_survival(x), abs=0.03)
     for x in (1.2, 2.0, 2.8):
-        assert np.mean(span >= x) == pytest.approx(cumulative.kuiper_survival(x), abs=0.03)
+        assert np.mean(span >= x) == pytest.approx(kuiper_survival(x), abs=0.03)
 
 
 @pytest.mark.parametrize("statistic", ["ks", "kuiper"])
@@ -84,7 +85,7 @@ def test_level_on_calibrated_data(statistic: str) -> None:
     # 400 calibrated data sets of 500 rows: the tests are conservative, so the rejection rate
     # at α = 0.05 must not exceed 0.05 + 3·sqrt(0.05·0.95/400) = 0.083.
     reps = 400
-    rejections = sum(cumulative.cumulative_test(*calibrated(500, 100 + s), statistic).rejects()
+    rejections = sum(cumulative_test(*calibrated(500, 100 + s), statistic).rejects()
                      for s in range(reps))
     assert rejections / reps <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / reps)
 
@@ -93,7 +94,7 @@ def test_level_on_calibrated_data(statistic: str) -> None:
 def test_rejects_a_known_miscalibration(statistic: str) -> None:
     # outcomes ~ Bernoulli(p^1.5): predictions too high in the middle; n = 3,000
     for seed in range(10):
-        result = cumulative.cumulative_test(*calibrated(3_000, 200 + seed, 1.5), statistic)
+        result = cumulative_test(*calibrated(3_000, 200 + seed, 1.5), statistic)
         assert result.p_value < 0.01
         assert result.parameters["metric"] == pytest.approx(result.statistic
                                                             * result.parameters["sigma"])
@@ -110,8 +111,8 @@ def test_thinned_path_keeps_the_extremes() -> None:
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: cumulative.cumulative_test([0.2, 0.5], [0, 1], statistic="ad"), "Unknown"),
-    (lambda: cumulative.cumulative_test([0.0, 1.0], [0, 1]), "strictly between 0 and 1"),
+    (lambda: cumulative_test([0.2, 0.5], [0, 1], statistic="ad"), "Unknown"),
+    (lambda: cumulative_test([0.0, 1.0], [0, 1]), "strictly between 0 and 1"),
     (lambda: cumulative.cumulative_differences(np.full((2, 3), 1 / 3), [0, 1],
                                                notion="classwise"), "class_index"),
     (lambda: cumulative.cumulative_metric([0.2, np.nan], [0, 1]), "missing"),
@@ -122,7 +123,7 @@ def test_bad_input_is_explained(call, message: str) -> None:
 
 
 def test_figure_draws_the_path_and_the_calibrated_range() -> None:
-    from core.figures import cumulative_figure
+    from core.figures.reliability import cumulative_figure
 
     p, y = calibrated(20_000, 5, power=1.3)
     path = cumulative.cumulative_differences(p, y)

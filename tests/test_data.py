@@ -6,7 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.data import AuditData, ColumnMapping, DataError, describe_rows, summarise_columns
+from core.data.audit_data import AuditData
+from core.data.mapping import ColumnMapping
+from core.data.problems import DataError, describe_rows
+from core.data.table import summarise_columns
 
 
 def binary_frame(n: int = 60, seed: int = 0) -> pd.DataFrame:

@@ -8,8 +8,9 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.data import AuditData, DataError
-from core.readers import read_table
+from core.data.audit_data import AuditData
+from core.data.problems import DataError
+from core.data.readers import read_table
 
 CELL = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),

@@ -1,4 +1,4 @@
-"""Tests of the embedded demo datasets (core.demo).
+"""Tests of the embedded demo datasets (core.data.demo).
 
 Statistical claims are checked with z-scores whose standard errors are written next to each
 test; the demos have fixed seeds, so every check is deterministic, and the thresholds are
@@ -14,9 +14,11 @@ import pandas as pd
 import pytest
 from scipy.special import expit, softmax
 
-from core import demo
-from core.data import AuditData, ColumnMapping
-from core.stattests import hosmer_lemeshow, skce_test
+from core.data import demo
+from core.data.audit_data import AuditData
+from core.data.mapping import ColumnMapping
+from core.stattests.goodness_of_fit import hosmer_lemeshow
+from core.stattests.skce import skce_test
 
 EXPECTED_SHAPES = {
     "census": (10_000, 10),

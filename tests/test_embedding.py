@@ -1,4 +1,5 @@
-"""Tests of core.embedding: feature preparation, PCA / t-SNE / UMAP maps, placement, cache keys.
+"""Tests of core.local.embedding: feature preparation, PCA / t-SNE / UMAP maps, placement, cache
+keys.
 
 t-SNE and UMAP are fitted on a few hundred rows only. The first UMAP call compiles
 umap-learn's numba code (15–20 s), so UMAP runs three times in all, always on fewer than
@@ -15,20 +16,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from core.demo import load_demo
-from core.embedding import (
+from core.data.demo import load_demo
+from core.local.embedding import (
     DEFAULT_PARAMS,
     METHODS,
     SETTINGS_VERSION,
     Embedding,
-    _tsne_settings,
-    _tsne_transform_settings,
-    _umap_settings,
-    choose_fit_rows,
     embed,
     embedding_cache_key,
     prepare_features,
 )
+from core.local.embedding.inputs import choose_fit_rows
+from core.local.embedding.method_tsne import tsne_settings, tsne_transform_settings
+from core.local.embedding.method_umap import umap_settings
 
 N_PER_CLUSTER = 300
 MAX_FIT = 400
@@ -279,15 +279,15 @@ def test_tsne_on_a_handful_of_rows_clamps_the_perplexity(n_components):
 
 
 def test_tsne_and_umap_settings_follow_the_data_size():
-    small = _tsne_settings(n_fit=500, d=16, n_components=2, perplexity=30.0, seed=0)
+    small = tsne_settings(n_fit=500, d=16, n_components=2, perplexity=30.0, seed=0)
     assert small["neighbors"] == "exact" and small["negative_gradient_method"] == "bh"
-    large = _tsne_settings(n_fit=20_000, d=16, n_components=2, perplexity=30.0, seed=0)
+    large = tsne_settings(n_fit=20_000, d=16, n_components=2, perplexity=30.0, seed=0)
     assert large["neighbors"] == "annoy" and large["negative_gradient_method"] == "fft"
     assert large["n_jobs"] == 2 and large["random_state"] == 0
-    assert _tsne_settings(20_000, 16, 3, 30.0, 0)["negative_gradient_method"] == "bh"
-    assert _tsne_settings(50, 1, 2, 30.0, 0)["initialization"] == "random"
-    assert _tsne_transform_settings(7) == {"perplexity": 2.0, "k": 6}
-    tiny = _umap_settings(n_fit=6, d=3, n_components=2, n_neighbors=15, seed=9)
+    assert tsne_settings(20_000, 16, 3, 30.0, 0)["negative_gradient_method"] == "bh"
+    assert tsne_settings(50, 1, 2, 30.0, 0)["initialization"] == "random"
+    assert tsne_transform_settings(7) == {"perplexity": 2.0, "k": 6}
+    tiny = umap_settings(n_fit=6, d=3, n_components=2, n_neighbors=15, seed=9)
     assert tiny["n_neighbors"] == 5 and tiny["n_jobs"] == 1
     assert tiny["random_state"] == 9 == tiny["transform_seed"]
 

@@ -8,9 +8,9 @@ import types
 import numpy as np
 import pytest
 
-from core import engine
-from core.klce import klce_test
-from core.simulations import type_two_paper
+from core.data.simulations import type_two_paper
+from core.kernels import engine
+from core.stattests.klce import klce_test
 
 
 def test_default_is_threads_and_use_restores_the_previous_choice() -> None:

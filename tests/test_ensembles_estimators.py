@@ -8,7 +8,7 @@ from scipy import stats
 
 from core.ensembles import estimators
 from core.ensembles.estimators import ESTIMATORS, ce2, cekl, kde_ratio, skce
-from core.skce import skce as core_skce
+from core.metrics.skce_estimate import skce as core_skce
 
 
 def calibrated(n: int, K: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

@@ -6,7 +6,11 @@ import numpy as np
 
 from core.ensembles import simulate
 from core.ensembles.summary import CredalSettings, compare_weights
-from core.figures import credal_p_values_figure, credal_weights_figure, credal_weights_map_figure
+from core.figures.ensembles import (
+    credal_p_values_figure,
+    credal_weights_figure,
+    credal_weights_map_figure,
+)
 
 
 def test_comparison_table_and_figures() -> None:

@@ -8,7 +8,7 @@ import pytest
 from core.ensembles import SETTINGS, credal_test, simulate
 from core.ensembles.test import CredalTestResult
 from core.ensembles.weights import combine
-from core.stattests import TestResult
+from core.stattests.result import TestResult
 
 
 @pytest.fixture(scope="module")

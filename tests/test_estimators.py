@@ -1,7 +1,7 @@
 """core.estimators: the risk of eq. 20, the four estimation functions and the pipeline.
 
 Each formula is checked against a literal implementation: the risk against a double loop over
-pairs, binning against ``core.metrics.ece`` (eq. 24), the density ratio against scipy's Beta
+pairs, binning against ``core.metrics.binned.ece`` (eq. 24), the density ratio against scipy's Beta
 and Dirichlet densities, the ridge estimators against the Kronecker system of eq. 28 and the
 matrix inverse of eq. 32.
 """
@@ -13,10 +13,10 @@ import pytest
 from scipy import stats
 
 from core import estimators
-from core._validation import one_hot, softmax
+from core.data.validation import one_hot, softmax
 from core.estimators.functions import KernelEigen, _rbf, pivoted_cholesky
 from core.estimators.risk import feature_risk, notion_inputs
-from core.metrics import ece, ece_debiased
+from core.metrics.binned import ece, ece_debiased
 
 
 def multiclass(n: int, m: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

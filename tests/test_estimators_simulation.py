@@ -11,8 +11,8 @@ from scipy.integrate import quad
 from scipy.special import expit, logit
 
 from core import estimators
-from core._validation import softmax
-from core.metrics import accuracy, ece
+from core.data.validation import softmax
+from core.metrics.binned import accuracy, ece
 
 pytestmark = pytest.mark.slow
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import clinical, cumulative, decomposition, smooth
-from core._validation import sigmoid
-from core.extended_metrics import ROWS, extended_metrics_table
+from core.data.validation import sigmoid
+from core.metrics import clinical, cumulative, decomposition, smooth
+from core.metrics.extended import ROWS, extended_metrics_table
 
 
 def sample(n: int = 1_500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

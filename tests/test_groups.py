@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.groups import group_calibration_table, group_levels, group_reliability_tables
-from core.metrics import ece
+from core.data.groups import group_levels
+from core.local.groups import group_calibration_table, group_reliability_tables
+from core.metrics.binned import ece
 
 
 def test_group_table_matches_metrics_on_each_group() -> None:

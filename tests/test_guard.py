@@ -6,7 +6,7 @@ from __future__ import annotations
 import tomllib
 from streamlit.testing.v1 import AppTest
 
-from core.data import DataError
+from core.data.problems import DataError
 from dashboard.guard import FAILURE_PREFIX, failure_sentence
 from tests.conftest import ROOT
 

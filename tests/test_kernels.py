@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.kernels import (
+from core.kernels.tiles import (
     gaussian_block,
     kernel_matmul,
     laplacian_block,

@@ -13,14 +13,11 @@ import pytest
 from scipy.special import expit
 from scipy.stats import binomtest
 
-from core.kernels import gaussian_block, standardize_features
-from core.klce import DEFAULT_NULL, NULLS, klce, klce_grid_test, klce_test
-from core.simulations import (
-    calibrated_two_features,
-    rejection_rates,
-    type_one_paper,
-    type_two_paper,
-)
+from core.data.simulations import calibrated_two_features, type_one_paper, type_two_paper
+from core.kernels.tiles import gaussian_block, standardize_features
+from core.stattests.klce import DEFAULT_NULL, NULLS, klce, klce_test
+from core.stattests.klce_grid import klce_grid_test
+from core.stattests.level_study import rejection_rates
 
 PAPER_SIGMA = 5.0 / np.sqrt(2.0)  # kernel exp(-0.04‖·‖²) = exp(-‖·‖²/(2σ²))
 
@@ -170,8 +167,8 @@ def test_progress_callback_and_constant_feature_kernel() -> None:
 
 
 def test_centred_statistic_from_row_sums_equals_direct_centring() -> None:
-    from core.klce import variant_statistics
-    from core.local_kernel import kernel_inputs
+    from core.kernels.spec import kernel_inputs
+    from core.stattests.klce import variant_statistics
 
     p, y, X = calibrated_two_features(np.random.default_rng(8))
     inputs = kernel_inputs(p, y, X)

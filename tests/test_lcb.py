@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 from scipy.special import expit
 
-from core.kernels import gaussian_block, standardize_features
-from core.lcb import biased_subgroups, lcb, lcb_trends, select_bandwidths
+from core.kernels.tiles import gaussian_block, standardize_features
+from core.local.lcb_estimate import lcb, select_bandwidths
+from core.local.lcb_trends import biased_subgroups, lcb_trends
 
 
 def planted(n: int, seed: int):
@@ -90,7 +91,7 @@ def test_subgroup_ranking_puts_the_planted_cell_first() -> None:
 
 
 def test_plan_keeps_small_data_exact_and_samples_disjoint_rows() -> None:
-    from core.lcb import SAMPLE_QUERY, SAMPLE_REFERENCE, plan_lcb
+    from core.local.lcb_estimate import SAMPLE_QUERY, SAMPLE_REFERENCE, plan_lcb
 
     assert plan_lcb(2000, 2000, True, 3).computation == "exact"
     big = plan_lcb(1_000_000, 1_000_000, True, 10)
@@ -112,8 +113,8 @@ def test_plan_keeps_small_data_exact_and_samples_disjoint_rows() -> None:
 def test_sampled_lcb_is_eq_7_on_the_sampled_rows() -> None:
     """The sampled LCB is the same smoother with the sampled reference rows, at the sampled
     query rows (no standardisation, so the literal sum is easy to write)."""
-    from core.lcb import lcb_estimate
-    from core.local_kernel import KernelSpec
+    from core.kernels.spec import KernelSpec
+    from core.local.lcb_estimate import lcb_estimate
 
     p, y, X, _ = planted(3000, 2)
     spec = KernelSpec(0.2, 0.7, standardize=False)
@@ -131,8 +132,8 @@ def test_sampled_lcb_is_within_its_stated_noise_of_the_exact_one() -> None:
     noise sd(e)/√n_eff is the sampling sd of one value; 95% of the differences must lie
     within 3 of it, and their RMS within 1.5 of it (a wrong n_eff, or a biased sample,
     fails this)."""
-    from core.lcb import lcb_estimate
-    from core.local_kernel import KernelSpec
+    from core.kernels.spec import KernelSpec
+    from core.local.lcb_estimate import lcb_estimate
 
     p, y, X, _ = planted(20_000, 3)
     spec = KernelSpec(0.3, 0.5)

@@ -9,21 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core import metrics
-from core.lce import (
-    AUTO_GRIDS,
-    AUTO_MAX_ERROR,
-    bin_lce_cdf,
-    bin_summary,
-    binned_error_bound,
-    choose_method,
-    confidence_bins,
-    lce,
-    lce_cdf,
-    lce_result,
-    mlce,
-    mlce_curve,
-    plan_method,
-)
+from core.local.lce_estimate import lce, lce_result, mlce, mlce_curve
+from core.local.lce_grid import binned_error_bound
+from core.local.lce_inputs import confidence_bins
+from core.local.lce_plan import AUTO_GRIDS, AUTO_MAX_ERROR, choose_method, plan_method
+from core.local.lce_summary import bin_lce_cdf, bin_summary, lce_cdf
 
 
 def dense_signed_lce(conf: np.ndarray, correct: np.ndarray, X: np.ndarray, gamma: float,

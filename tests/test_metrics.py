@@ -1,5 +1,5 @@
-"""core.metrics and core.intervals: binned metrics against scikit-learn, hand-computed cases,
-Monte-Carlo checks of unbiasedness and coverage, the bootstrap, and input errors."""
+"""core.metrics and core.metrics.intervals: binned metrics against scikit-learn, hand-computed
+cases, Monte-Carlo checks of unbiasedness and coverage, the bootstrap, and input errors."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from scipy import stats
 from sklearn.calibration import calibration_curve
 
 from core import metrics
-from core._bootstrap import SortedScore
-from core.intervals import binomial_interval, jeffreys_interval, wilson_interval
+from core.metrics.bootstrap import SortedScore
+from core.metrics.intervals import binomial_interval, jeffreys_interval, wilson_interval
 
 Z95 = 1.959963984540054
 
@@ -66,7 +66,7 @@ def sklearn_edges(conf: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
 
 
 def literal_quantile_labels(conf: np.ndarray, n_bins: int) -> np.ndarray:
-    """The equal-mass tie rule written out with exact fractions (core._binning.run_sides):
+    """The equal-mass tie rule written out with exact fractions (core.metrics.binning.run_sides):
     each run of equal confidences has mid-rank m (0-based, mean of its sorted positions);
     cut j sits at v_j = (n − 1)j/K; a run is above cut j when m > v_j, or m = v_j and
     2j < K (towards the median); a cut with a run exactly on it and 2j = K is dropped. A
@@ -592,9 +592,9 @@ def test_metrics_table_intervals_equal_the_generic_bootstrap() -> None:
 
 def test_resample_quantile_bins_equal_the_bins_of_the_expanded_resample() -> None:
     # The vectorised bootstrap reads each resample's equal-mass cuts off running counts; its
-    # per-bin sums must equal those of core._binning.bin_sums on the expanded resample
+    # per-bin sums must equal those of core.metrics.binning.bin_sums on the expanded resample
     # exactly (counts) and to rounding (sums), ties and rows on edges included.
-    from core._binning import bin_sums
+    from core.metrics.binning import bin_sums
 
     rng = np.random.default_rng(12)
     for n, n_bins in [(1, 3), (7, 15), (64, 10), (500, 15), (333, 4)]:
@@ -659,7 +659,7 @@ def test_metrics_table_without_resamples_leaves_intervals_empty() -> None:
 
 
 def test_skce_is_re_exported() -> None:
-    from core.skce import skce
+    from core.metrics.skce_estimate import skce
 
     assert metrics.skce is skce
 
@@ -715,7 +715,7 @@ def test_boolean_and_whole_float_labels_are_accepted() -> None:
 
 
 def test_basic_and_percentile_bootstrap_intervals() -> None:
-    from core.intervals import bootstrap_interval
+    from core.metrics.intervals import bootstrap_interval
 
     draws = np.arange(1.0, 102.0)  # quantiles 2.5% → 3.5, 97.5% → 98.5
     assert bootstrap_interval(draws, 50.0, method="percentile") == pytest.approx((3.5, 98.5))

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.data import DataError
-from core.readers import read_table, sniff_delimiter
+from core.data.problems import DataError
+from core.data.readers import read_table, sniff_delimiter
 
 TABLE = pd.DataFrame({"y": [0, 1, 1], "p": [0.2, 0.7, 0.9], "city": ["Zürich", "Köln", "Oslo"]})
 

@@ -8,18 +8,14 @@ import pandas as pd
 import pytest
 
 from core import metrics
-from core.column_guess import guess_columns
-from core.data import (
-    MISSING_LEVEL,
-    AuditData,
-    DataError,
-    deduplicate_columns,
-    is_categorical,
-)
-from core.embedding import landscape_coordinates, profile_coordinates
-from core.kernels import Standardizer
-from core.readers import read_table
-from core.reference_model import train_reference_model
+from core.data.audit_data import AuditData
+from core.data.column_guess import guess_columns
+from core.data.problems import DataError
+from core.data.readers import read_table
+from core.data.reference_model import train_reference_model
+from core.data.table import MISSING_LEVEL, deduplicate_columns, is_categorical
+from core.kernels.tiles import Standardizer
+from core.local.embedding import landscape_coordinates, profile_coordinates
 from tests.realdata_tables import (
     COMPAS_AUDIT_FEATURES,
     COMPAS_COLUMNS,
@@ -171,7 +167,7 @@ def test_booleans_are_two_level_categories_and_zero_one_numbers_stay_numeric() -
 
 
 def test_missing_level_is_shared() -> None:
-    from core import reference_model
+    from core.data import reference_model
 
     assert reference_model.MISSING_LEVEL is MISSING_LEVEL == "(missing)"
 

@@ -9,8 +9,8 @@ from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
 from core import metrics
-from core._validation import logit, sigmoid, softmax
-from core.embedding import embed, fit_embedding
+from core.data.validation import logit, sigmoid, softmax
+from core.local.embedding import embed, fit_embedding
 from core.recalibration import RECALIBRATORS, make_recalibrator
 from core.recalibration.base import replace_top_label
 from core.recalibration.binning import BBQ, HistogramBinning, IsotonicCalibration, VennAbers

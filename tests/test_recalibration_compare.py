@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core._validation import sigmoid
-from core.data import AuditData
+from core.data.audit_data import AuditData
+from core.data.validation import sigmoid
 from core.recalibration import compare
 from core.recalibration.compare import (
     METRICS,

@@ -1,4 +1,4 @@
-"""Tests of the reference-model workflow (core.reference_model)."""
+"""Tests of the reference-model workflow (core.data.reference_model)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import demo
-from core.data import AuditData, DataError
-from core.reference_model import (
+from core.data import demo
+from core.data.audit_data import AuditData
+from core.data.problems import DataError
+from core.data.reference_model import (
     REFERENCE_MODELS,
     ReferenceModelResult,
     stratified_split,

@@ -12,8 +12,8 @@ import plotly.io as pio
 import pytest
 
 from core.audit import run_audit
-from core.data import AuditData
-from core.figure_style import PALETTE, TEMPLATE_NAME, apply_style, caption_text
+from core.data.audit_data import AuditData
+from core.figures.style import PALETTE, TEMPLATE_NAME, apply_style, caption_text
 from core.report import build_report, check_formats, write_report
 from core.report import export as export_module
 from core.report.charts import audit_figures
@@ -37,6 +37,7 @@ from tests.report_fixtures import (
     pdf_page_is_drawn,
     png_size,
 )
+from tests.system_programs import missing_reason
 
 SCRIPT = re.compile(r"<script[^>]*>.*?</script>", re.DOTALL | re.IGNORECASE)
 
@@ -50,7 +51,7 @@ def markup(html: str) -> str:
 
 
 needs_chromium = pytest.mark.skipif(find_chromium() is None,
-                                    reason="no Chromium: static export is not available")
+                                    reason=missing_reason("chromium"))
 #: A src/href attribute or CSS url()/@import that would fetch from another host.
 REMOTE = re.compile(r"""(?:src|href)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?\s*(?:https?:)?//|"""
                     r"""@import\s+["']?(?:https?:)?//""", re.IGNORECASE)

@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from core.klce import klce_grid_test, klce_test
-from core.rff import FourierMap, accumulate, accumulate_maps, bernoulli_columns
-from core.simulations import calibrated_two_features, type_two_paper
-from core.stattests import skce_test
+from core.data.simulations import calibrated_two_features, type_two_paper
+from core.kernels.rff import FourierMap, accumulate, accumulate_maps, bernoulli_columns
+from core.stattests.klce import klce_test
+from core.stattests.klce_grid import klce_grid_test
+from core.stattests.skce import skce_test
 
 
 def test_running_sums_equal_the_literal_statistics() -> None:
@@ -164,7 +165,7 @@ def test_a_grid_cell_equals_the_single_test_at_its_bandwidths() -> None:
 
 def test_results_carry_the_estimated_time_of_the_exact_computation() -> None:
     """Pages offer "run exact" with the estimate the result recorded when it chose."""
-    from core.computation import exact_seconds
+    from core.kernels.computation import exact_seconds
 
     p, y, X = type_two_paper(np.random.default_rng(6), n=400, d=3)
     single = klce_test(p, y, X, n_resamples=30, computation="rff", n_features=64)

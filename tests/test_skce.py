@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.skce import skce
-from core.stattests import hosmer_lemeshow, resampling_p_value, skce_test
+from core.metrics.skce_estimate import skce
+from core.stattests.goodness_of_fit import hosmer_lemeshow
+from core.stattests.result import resampling_p_value
+from core.stattests.skce import skce_test
 
 E = np.e
 TWO_POINTS = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -150,7 +152,7 @@ def test_hosmer_lemeshow() -> None:
 
 
 def test_bootstrap_interval_matches_explicit_resamples() -> None:
-    from core.skce import skce_bootstrap
+    from core.metrics.skce_estimate import skce_bootstrap
 
     rng = np.random.default_rng(11)
     probs = rng.dirichlet(np.ones(3), 150)
@@ -185,7 +187,7 @@ def test_rff_skce_is_unbiased_for_the_exact_value_and_its_spread_falls_like_one_
     # the mean of 16 maps lies within 4 standard errors of it. Its spread is O(1/√D): the
     # standard deviation at D = 256 is √16 = 4 times that at D = 4,096 (16 maps estimate each
     # sd within about ±18%, so the ratio lies in [2.5, 6.5]).
-    from core.skce import skce_fourier_draws, skce_inputs
+    from core.metrics.skce_estimate import skce_fourier_draws, skce_inputs
 
     p, y = _miscalibrated(2000, 2, 0)
     Z, R, sigma = skce_inputs(p, y, None)
@@ -205,8 +207,8 @@ def test_rff_bootstrap_equals_the_literal_weighted_u_statistic(m: int) -> None:
     # Each resample: the U-statistic over pairs of distinct draws a ≠ b of the expanded
     # resample with the kernel k̃ = φᵀφ, summed literally; chunks of 16 rows so the weights
     # come from several per-chunk generators.
-    from core.rff import FourierMap
-    from core.skce import multinomial_chunks, skce_fourier_draws, skce_inputs
+    from core.kernels.rff import FourierMap
+    from core.metrics.skce_estimate import multinomial_chunks, skce_fourier_draws, skce_inputs
 
     n, B, seed, D = 40, 6, 3, 64
     probs, y = _miscalibrated(n, m, 1)
@@ -230,7 +232,7 @@ def test_chunked_multinomial_weights_are_bootstrap_multiplicities() -> None:
     # Two-stage draws are multinomial(n; 1/n, …): every resample holds n draws, and each row's
     # multiplicity has mean 1 and variance 1 − 1/n; over 2,000 resamples × 500 rows the mean
     # of all multiplicities is within 4 standard errors (√(1/(2000·500)) ≈ 0.001) of 1.
-    from core.skce import multinomial_chunks
+    from core.metrics.skce_estimate import multinomial_chunks
 
     n, B = 500, 2000
     chunks = multinomial_chunks(n, B, 7, chunk_rows=128)
@@ -243,7 +245,7 @@ def test_chunked_multinomial_weights_are_bootstrap_multiplicities() -> None:
 
 
 def test_skce_summary_exact_path_is_the_exact_estimator_and_bootstrap() -> None:
-    from core.skce import skce_bootstrap, skce_summary
+    from core.metrics.skce_estimate import skce_bootstrap, skce_summary
 
     p, y = _miscalibrated(300, 2, 2)
     result = skce_summary(p, y, n_resamples=40, seed=5, computation="exact")

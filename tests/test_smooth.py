@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core import metrics, smooth
+from core import metrics
+from core.metrics import smooth
 
 
 def gaussian(d: np.ndarray, sigma: float) -> np.ndarray:
@@ -169,7 +170,7 @@ def test_bad_data_is_explained() -> None:
 
 
 def test_figure_draws_ribbon_band_and_value() -> None:
-    from core.figures import smooth_reliability_figure
+    from core.figures.reliability import smooth_reliability_figure
 
     f, y = sample(2000, 9, truth=lambda f: f**1.4)
     diagram = smooth.smooth_reliability(f, y, n_resamples=20)

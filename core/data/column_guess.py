@@ -1,7 +1,7 @@
 """First guesses of which column plays which role, from column names and contents.
 
 The guesses only pre-fill the Data page's mapping form; the user confirms or changes them and
-:meth:`core.data.AuditData.from_mapping` validates the result.
+:meth:`core.data.audit_data.AuditData.from_mapping` validates the result.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from core.data import MAX_LEVELS, SPLIT_SPELLINGS, is_categorical
+from core.data.features import SPLIT_SPELLINGS
+from core.data.table import MAX_LEVELS, is_categorical
 
 LABEL_NAMES = ("label", "y", "target", "outcome", "class", "truth", "y_true", "actual",
                "observed", "labels", "ground_truth")
@@ -86,7 +87,7 @@ def _looks_like_id(series: pd.Series) -> bool:
 def _usable_feature(series: pd.Series) -> bool:
     """A column validation will accept as an audit feature, as it is.
 
-    Categorical columns (:func:`core.data.is_categorical`) with at most ``MAX_LEVELS`` levels
+    Categorical columns (:func:`core.data.table.is_categorical`) with at most ``MAX_LEVELS`` levels
     (missing values become a level); numeric columns without missing values (validation
     refuses those, so proposing one would fail the default mapping). A column with no value
     at all carries nothing.

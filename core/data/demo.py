@@ -35,7 +35,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
-from core.data import AuditData, ColumnMapping
+from core.data.audit_data import AuditData
+from core.data.mapping import ColumnMapping
 
 DEFAULT_DEMO = "census"
 
@@ -530,7 +531,8 @@ def demo_mapping(key: str) -> ColumnMapping:
 
 
 def load_demo(key: str = DEFAULT_DEMO) -> AuditData:
-    """The demo as a validated :class:`~core.data.AuditData`, named and described by its spec."""
+    """The demo as a validated :class:`~core.data.audit_data.AuditData`, named and described by its
+    spec."""
     spec = _spec(key)
     return AuditData.from_mapping(
         demo_frame(key), demo_mapping(key), name=spec.title, description=spec.description

@@ -1,9 +1,10 @@
 """Reading uploaded tables: CSV (delimiter sniffed), TSV and Parquet.
 
-Every failure raises :class:`core.data.DataError` with a sentence for the person who uploaded
+Every failure raises :class:`core.data.problems.DataError` with a sentence for the person who
+uploaded
 the file. Text files are decoded as UTF-8 (a byte-order mark is accepted) and, failing that,
 as Windows-1252/Latin-1; the fallback is reported in :attr:`LoadedTable.notes`. Repeated
-column names are resolved by :func:`core.data.deduplicate_columns` (identical copies dropped,
+column names are resolved by :func:`core.data.table.deduplicate_columns` (identical copies dropped,
 differing ones kept as ``'name (column k)'``) and reported in the notes, never renamed
 silently the way pandas would (``a.1``).
 """
@@ -18,7 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from core.data import DataError, deduplicate_columns, describe_rows
+from core.data.problems import DataError, describe_rows
+from core.data.table import deduplicate_columns
 
 TEXT_SUFFIXES = (".csv", ".txt", ".tsv", ".tab")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -175,7 +177,7 @@ def _read_parquet(data: bytes, name: str) -> pd.DataFrame:
 
 def _parquet_frame(data: bytes) -> pd.DataFrame:
     """The Parquet file as a frame; repeated field names (which pandas cannot read) are read
-    positionally and restored, for :func:`core.data.deduplicate_columns` to resolve."""
+    positionally and restored, for :func:`core.data.table.deduplicate_columns` to resolve."""
     import pyarrow.parquet as pq
 
     table = pq.ParquetFile(io.BytesIO(data)).read()

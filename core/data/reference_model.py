@@ -5,8 +5,8 @@ reference model, as the COMPAS audit of the I-trustworthy paper does (Vashistha 
 Fig. 4): the rows are split, stratified by the label, into train / calibration / test parts
 (by default a third each); a model is fitted on the train part only, and the calibration and
 test rows, which it never saw, receive its predicted class probabilities. The result is a
-new table plus a :class:`~core.data.ColumnMapping` ready for
-:meth:`~core.data.AuditData.from_mapping`; the caller adds audit features and groups.
+new table plus a :class:`~core.data.mapping.ColumnMapping` ready for
+:meth:`~core.data.audit_data.AuditData.from_mapping`; the caller adds audit features and groups.
 
 Class names follow :mod:`core.data`: integral numbers are written as integers (``1.0`` →
 ``"1"``), booleans as ``"True"``/``"False"``, text is stripped. Classes are ordered by value
@@ -26,7 +26,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from core.data import MISSING_LEVEL, ColumnMapping, DataError, deduplicate_columns, is_categorical
+from core.data.mapping import ColumnMapping
+from core.data.problems import DataError
+from core.data.table import MISSING_LEVEL, deduplicate_columns, is_categorical
 
 #: Model name → label shown to users.
 REFERENCE_MODELS: dict[str, str] = {
@@ -106,7 +108,7 @@ def _check_columns(
 ) -> list[str]:
     """The model features as a list, after checking that every named column exists once.
 
-    ``df`` is the table after :func:`~core.data.deduplicate_columns`; ``ambiguous`` the names
+    ``df`` is the table after :func:`~core.data.table.deduplicate_columns`; ``ambiguous`` the names
     that several differing columns shared there.
     """
     features = list(model_features)

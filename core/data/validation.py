@@ -4,8 +4,8 @@ Every public function validates its arguments once, at its entry, with these hel
 trusts them inside (scikit-learn's ``utils.validation``; CalibrationErrors.jl's ``unsafe_``
 naming for helpers that skip checks). A failed check raises :class:`ValueError` with a sentence
 a non-programmer understands: what is wrong, where (the argument, the first row, counted from
-0 as numpy does), and what is allowed. :class:`core.data.DataError` is reserved for the user's
-table and counts rows from 1.
+0 as numpy does), and what is allowed. :class:`core.data.problems.DataError` is reserved for the
+user's table and counts rows from 1.
 
 Conventions (DESIGN.md): ``probs`` is ``(n,)`` = P(y = 1) for a binary problem or ``(n, m)``
 rows on the simplex; ``y`` holds integer labels ``0..m-1``; ``X`` is ``(n, d)`` numeric audit

@@ -22,7 +22,8 @@ weight network (:mod:`core.ensembles.weights`) can be trained on them.
              CE_KL = 1/n Σ_j ⟨r̂_j, log(r̂_j / f_j)⟩.
 
 ``skce`` The unbiased squared kernel calibration error (Widmann et al.; paper eq. 9 squared)
-         with a Gaussian kernel on the prediction vectors, through :func:`core.skce.skce` and
+         with a Gaussian kernel on the prediction vectors, through
+         :func:`core.metrics.skce_estimate.skce` and
          the tile engine. Centred at 0 under calibration, so it can be negative.
 
 Bandwidths: the paper's text states none; ``DEFAULT_BANDWIDTH`` h = 0.1 is the value of the
@@ -42,9 +43,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import digamma, gammaln, xlogy
 
-from core.kernels import kernel_matmul, median_heuristic, quadratic_forms
-from core.resampling import cumulative_probabilities, inverse_cdf
-from core.skce import skce as skce_value
+from core.kernels.resampling import cumulative_probabilities, inverse_cdf
+from core.kernels.tiles import kernel_matmul, median_heuristic, quadratic_forms
+from core.metrics.skce_estimate import skce as skce_value
 
 #: Bandwidth h of the Dirichlet kernel (the reference configuration's value for CE₂).
 DEFAULT_BANDWIDTH = 0.1
@@ -198,7 +199,7 @@ def skce(F: np.ndarray, y: np.ndarray, bandwidth: float | None = None) -> float:
     """Unbiased SKCE of the prediction vectors (paper eq. 9 squared; Widmann et al. 2019).
 
     ``SKCE = 1/(n(n−1)) Σ_{i≠j} exp(−‖f_i − f_j‖²/(2σ²)) ⟨e_{y_i} − f_i, e_{y_j} − f_j⟩``,
-    evaluated by :func:`core.skce.skce` through the tile engine.
+    evaluated by :func:`core.metrics.skce_estimate.skce` through the tile engine.
 
     Parameters
     ----------
@@ -330,7 +331,7 @@ def _skce_statistics(F: np.ndarray, counts: np.ndarray, sigma: float) -> np.ndar
     """Unbiased SKCE of every resample: with ``E_ab = N_ab − (Σ_c N_abc) f_a`` the summed
     residuals of row a's copies, ``Σ_{j≠j'} k r_j·r_j' = Σ_{a,a'} k_aa' ⟨E_ab, E_a'b⟩ −
     Σ_a Σ_c N_abc ‖e_c − f_a‖²`` (copies of a row have k = 1 between them); all B columns in
-    one tile-engine pass (:func:`core.kernels.quadratic_forms`)."""
+    one tile-engine pass (:func:`core.kernels.tiles.quadratic_forms`)."""
     n, B, K = counts.shape
     N = counts.astype(np.float64)
     E = N - N.sum(axis=2, keepdims=True) * F[:, None, :]

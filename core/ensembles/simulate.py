@@ -56,8 +56,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core._validation import check_choice, check_count, check_seed, normalize_rows
-from core.resampling import categorical_labels
+from core.data.validation import check_choice, check_count, check_seed, normalize_rows
+from core.kernels.resampling import categorical_labels
 
 X_MAX = 5.0
 #: Random Fourier features per Gaussian-process path.

@@ -3,7 +3,8 @@
 The app's Ensembles page asks one question — is some convex combination of the members
 calibrated? — and shows Algorithm 1 (learned λ(x)) beside the paper's two baselines on the
 same test rows (:mod:`core.ensembles.test`). This module takes the members and features of an
-:class:`~core.data.AuditData` (on at most :data:`ENSEMBLE_ROWS` rows), runs the three with one
+:class:`~core.data.audit_data.AuditData` (on at most :data:`ENSEMBLE_ROWS` rows), runs the three
+with one
 progress bar and tabulates them, so the page and the ``credal`` command only draw and write.
 """
 
@@ -15,10 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.data import AuditData
+from core.data.audit_data import AuditData
 from core.ensembles.estimators import ESTIMATORS
 from core.ensembles.test import WEIGHT_LABELS, WEIGHTS, CredalTestResult, credal_test
-from core.resampling import row_sample
+from core.kernels.resampling import row_sample
 
 Progress = Callable[[float, str], None]
 #: Share of the progress bar each test takes (the learned one trains a network first; with
@@ -88,7 +89,7 @@ class CredalComparison:
 
 def tested_rows(data: AuditData) -> np.ndarray:
     """The rows of ``data`` the tests see, in order: all of them, or a seeded sample of
-    :data:`ENSEMBLE_ROWS` (:func:`core.resampling.row_sample`, seed 0). A result's ``rows``
+    :data:`ENSEMBLE_ROWS` (:func:`core.kernels.resampling.row_sample`, seed 0). A result's ``rows``
     index into these."""
     return row_sample(data.n, ENSEMBLE_ROWS, 0)
 

@@ -9,7 +9,7 @@ distribution. Algorithm 1 of Jürgens et al. (``papers/credal-set-calibration-te
 3. the statistic is ``T = ĝ(f_λ, D_test)`` for an estimator ĝ (CE₂, CE_KL or SKCE);
 4. the null: B times, draw test rows with replacement, redraw their labels from ``f_λ``
    (consistency resampling, Vaicenavicius et al.) and recompute ĝ;
-5. ``p = (1 + #{null ≥ T}) / (1 + B)`` (:func:`core.stattests.resampling_p_value`; the
+5. ``p = (1 + #{null ≥ T}) / (1 + B)`` (:func:`core.stattests.result.resampling_p_value`; the
    paper rejects when T exceeds the (1 − α)-quantile of the null, the same decision up to the
    +1), with the paper's ``#{null > T} / B`` kept as ``p_value_paper``.
 
@@ -62,7 +62,7 @@ import numpy as np
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
-from core._validation import (
+from core.data.validation import (
     check_choice,
     check_count,
     check_features,
@@ -74,8 +74,8 @@ from core._validation import (
 )
 from core.ensembles.estimators import ESTIMATORS, resample_counts, resampled_values
 from core.ensembles.weights import WeightNetwork, WeightSettings, combine
-from core.resampling import categorical_labels
-from core.stattests import TestResult, paper_p_value, resampling_p_value
+from core.kernels.resampling import categorical_labels
+from core.stattests.result import TestResult, paper_p_value, resampling_p_value
 
 Progress = Callable[[float, str], None]
 WEIGHTS = ("learned", "mean", "sampled")
@@ -118,7 +118,7 @@ MIN_ITERATIONS = 20
 
 @dataclass(frozen=True)
 class CredalTestResult(TestResult):
-    """A :class:`~core.stattests.TestResult` of :func:`credal_test`, plus what was tested.
+    """A :class:`~core.stattests.result.TestResult` of :func:`credal_test`, plus what was tested.
 
     Attributes
     ----------

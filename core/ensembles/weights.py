@@ -52,9 +52,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize
 
-from core._validation import softmax
+from core.data.validation import softmax
 from core.ensembles.estimators import EPS, ESTIMATORS
-from core.kernels import Standardizer
+from core.kernels.tiles import Standardizer
 
 Progress = Callable[[float, str], None]
 

@@ -40,10 +40,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
-from core._validation import check_choice, check_positive, check_probs_labels, is_whole
+from core.data.validation import check_choice, check_positive, check_probs_labels, is_whole
 from core.estimators.risk import Bilinear, check_notion, notion_inputs
-from core.kernels import gaussian_block
-from core.metrics import bin_indices
+from core.kernels.tiles import gaussian_block
+from core.metrics.binning import bin_indices
 
 #: RBF parameter of the ridge estimators: ``exp(−γ‖x − x'‖²)`` with γ = ½ (§5.2), i.e. the
 #: Gaussian kernel of ``core.kernels`` with σ = 1.
@@ -81,8 +81,8 @@ def fit_bins(points: np.ndarray, D: np.ndarray, n_bins: int) -> Bilinear:
 
     ``h(c, c') = (conf(B_m) − acc(B_m))·(conf(B_m') − acc(B_m'))`` for the bins m ∋ c, m' ∋ c'
     of the training rows; a bin no training row fell into contributes 0. On its own training
-    rows the mean of ``h(c, c)`` is the squared plug-in ECE₂ of ``core.metrics.ece`` (eq. 24).
-    Bins are ``core.metrics``'s: ``(e_b, e_{b+1}]``, the first one closed at 0.
+    rows the mean of ``h(c, c)`` is the squared plug-in ECE₂ of ``core.metrics.binned.ece`` (eq.
+    24). Bins are ``core.metrics``'s: ``(e_b, e_{b+1}]``, the first one closed at 0.
 
     Parameters
     ----------
@@ -276,7 +276,6 @@ class KernelEigen:
     @property
     def n(self) -> int:
         return int(self.vectors.shape[0])
-
 
 
 def _rbf(a: np.ndarray, b: np.ndarray) -> np.ndarray:

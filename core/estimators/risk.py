@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import (
+from core.data.validation import (
     check_choice,
     check_count,
     check_probs_labels,

@@ -24,15 +24,10 @@ import pandas as pd
 from numpy.typing import ArrayLike
 from threadpoolctl import threadpool_limits
 
-from core._validation import (
-    check_count,
-    check_fraction,
-    check_probs_labels,
-    check_seed,
-)
+from core.data.validation import check_count, check_fraction, check_probs_labels, check_seed
 from core.estimators.functions import ESTIMATORS, EstimatorSpec, check_estimator
 from core.estimators.risk import Bilinear, check_notion, feature_risk, notion_inputs
-from core.metrics import ece, ece_debiased
+from core.metrics.binned import ece, ece_debiased
 
 DEFAULT_FIT_ROWS = 2000
 #: Fewest rows a fold must hold (validation) or keep for training.
@@ -344,8 +339,8 @@ def estimates_table(selection: EstimatorSelection, probs: ArrayLike, y: ArrayLik
     """The selected estimates beside the binned ECE² the Reliability page shows.
 
     Rows: each estimator of ``selection`` (its CE² on the test part, eq. 21), then the
-    plug-in ``ECE₂²`` (``core.metrics.ece(norm="l2")²``) and the debiased ``Ê²_DB``
-    (``core.metrics.ece_debiased``, Kumar et al. 2019) of the top-label confidence on all
+    plug-in ``ECE₂²`` (``core.metrics.binned.ece(norm="l2")²``) and the debiased ``Ê²_DB``
+    (``core.metrics.binned.ece_debiased``, Kumar et al. 2019) of the top-label confidence on all
     rows, with ``n_bins`` bins of ``strategy``. For the canonical notion the binned values
     measure the top-label notion (binning has no canonical form) and say so.
 

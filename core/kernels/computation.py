@@ -1,7 +1,7 @@
 """Which computation runs a kernel test: exact tiles, random Fourier features or blocks.
 
 * ``"exact"`` — the tile engine's O(n²·B) double sums (:mod:`core.kernels`);
-* ``"rff"`` — random Fourier features, O(n·D·B), level exact for any D (:mod:`core.rff`);
+* ``"rff"`` — random Fourier features, O(n·D·B), level exact for any D (:mod:`core.kernels.rff`);
 * ``"block"`` — the linear-time block estimator and its asymptotic z-test;
 * ``"auto"`` — exact when its estimated time on this machine is at most
   :data:`AUTO_SECONDS`, random Fourier features above.
@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from core import engine
-from core._validation import check_choice, check_count
+from core.data.validation import check_choice, check_count
+from core.kernels import engine
 
 COMPUTATIONS = ("auto", "exact", "rff", "block")
 #: ``"auto"`` runs the exact test when it is expected to take at most this many seconds.
@@ -30,7 +30,7 @@ AUTO_SECONDS = 10.0
 @functools.cache
 def _seconds_per_pair_column(engine_name: str) -> float:
     """Measured cost of one (pair, column) of the exact sum on this machine and engine."""
-    from core.kernels import quadratic_forms
+    from core.kernels.tiles import quadratic_forms
 
     rng = np.random.default_rng(0)
     n, columns = 2048, 256

@@ -41,7 +41,7 @@ from types import ModuleType
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from core._validation import check_choice
+from core.data.validation import check_choice
 
 ENGINES = ("threads", "dask", "gpu")
 DTYPES = ("float64", "float32")

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core._validation import check_choice
+from core.data.validation import check_choice
 
 SCHEMES = ("consistency", "permutation", "bootstrap", "bootstrap-centred", "wild")
 

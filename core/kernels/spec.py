@@ -6,11 +6,11 @@ predictions times a Gaussian kernel on the (standardised) audit features,
     k(p, p') l(x, x') = exp(−(p − p')²/(2σ_p²)) · exp(−‖x − x'‖²/(2σ_x²)),
 
 which is one Gaussian with σ = 1 on the coordinates ``[p/σ_p, x/σ_x]``
-(:func:`core.kernels.scale_blocks`), so every sum goes through the tile engine. A
+(:func:`core.kernels.tiles.scale_blocks`), so every sum goes through the tile engine. A
 :class:`KernelSpec` is the frozen value of the settings — bandwidths (``None``: the median
 heuristic; ``inf``: that kernel ≡ 1), standardisation, the class tested one-vs-rest — that
 functions take and results carry; :func:`kernel_inputs` applies it to data and returns the
-*resolved* spec (bandwidths filled in) with the :class:`~core.kernels.Standardizer` fitted on
+*resolved* spec (bandwidths filled in) with the :class:`~core.kernels.tiles.Standardizer` fitted on
 the reference rows, so query rows (LCB on a test split) are mapped exactly the same way.
 """
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from core._validation import check_features, check_positive, is_whole
-from core.kernels import Standardizer, median_heuristic, scale_blocks
+from core.data.validation import check_features, check_positive, is_whole
+from core.kernels.tiles import Standardizer, median_heuristic, scale_blocks
 
 
 @dataclass(frozen=True)

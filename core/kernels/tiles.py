@@ -35,9 +35,9 @@ from types import ModuleType
 
 import numpy as np
 
-from core import engine
-from core._validation import check_choice
-from core.engine import array_module, run_tiles
+from core.data.validation import check_choice
+from core.kernels import engine
+from core.kernels.engine import array_module, run_tiles
 
 DEFAULT_TILE = 2048
 #: Largest number of points the median heuristic looks at (a seeded subsample beyond that).

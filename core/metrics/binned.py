@@ -16,7 +16,7 @@ notion says which pair is meant (``notion`` argument everywhere):
   2019; "marginal" calibration in Kumar et al. 2019); a metric is computed per class and
   then averaged over the classes without weights (MCE: the maximum over classes).
 * ``"canonical"`` (the whole probability vector) has no binned estimator; it is measured by
-  the kernel SKCE (``core.skce``), and every binned function here rejects it.
+  the kernel SKCE (``core.metrics.skce_estimate``), and every binned function here rejects it.
 
 The default is ``"positive"`` for binary problems and ``"top-label"`` otherwise
 (:func:`default_notion`).
@@ -32,7 +32,7 @@ edges to 0 and 1 and never leaves a bin empty (the table may have fewer rows). W
 bin holding ``n_b`` of the ``n`` rows, ``p̄_b`` its mean confidence and ``ȳ_b`` its mean
 outcome, the gap is ``ȳ_b − p̄_b``.
 
-Ties in equal-mass bins (the rule; ``core._binning.run_sides``). A tied run of confidences is
+Ties in equal-mass bins (the rule; ``core.metrics.binning.run_sides``). A tied run of confidences is
 never split. Sort the rows; a run occupying sorted positions ``a … a + s − 1`` has mid-rank
 ``m = a + (s − 1)/2``, and cut ``j = 1 … K−1`` sits at numpy's virtual index
 ``v_j = (n − 1)·j/K``. The run lies **below** cut j when ``m < v_j``, **above** when
@@ -57,19 +57,19 @@ is positive either (tested).
 
 Uncertainty
 -----------
-The per-bin frequency gets a Wilson or Jeffreys interval (:mod:`core.intervals`) and a
+The per-bin frequency gets a Wilson or Jeffreys interval (:mod:`core.metrics.intervals`) and a
 consistency band (Bröcker & Smith 2007); scalar metrics get percentile-bootstrap intervals
 over rows. The bootstrap of :func:`metrics_table` is vectorised: each block of resamples is a
 matrix of row multiplicities, and every binned statistic of every resample — quantile cuts
 recomputed inside the resample included — comes out of prefix sums over the rows sorted by
 confidence, with no Python loop over resamples.
 
-Inputs are checked once at every public function's entry (:mod:`core._validation`) as well as
+Inputs are checked once at every public function's entry (:mod:`core.data.validation`) as well as
 at the ``AuditData`` boundary: probabilities finite and in [0, 1], matrix rows summing to 1
 within 1e-5, labels whole numbers in ``0..m-1``. The implementation is split privately by
-family — notions and per-row scores (``core._scores``), binning and the binned formulas
-(``core._binning``), the vectorised bootstrap (``core._bootstrap``) and the table of metric
-descriptions (``core._metric_descriptions``) — with the public names all here.
+family — notions and per-row scores (``core.metrics.scores``), binning and the binned formulas
+(``core.metrics.binning``), the vectorised bootstrap (``core.metrics.bootstrap``) and the table of
+metric descriptions (``core.metrics.descriptions``) — with the public names all here.
 """
 
 from __future__ import annotations
@@ -80,9 +80,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from core._binning import (
-    NORMS,
-    STRATEGIES,
+from core.data.validation import check_choice, check_count, check_probs_labels, n_classes
+from core.metrics.binning import (
     ace_from_sums,
     bin_edges,
     bin_indices,
@@ -94,19 +93,16 @@ from core._binning import (
     mce_from_sums,
     plugin_squared_from_sums,
 )
-from core._bootstrap import BLOCK_ELEMENTS, bootstrap_blocks, bootstrap_draws
-from core._metric_descriptions import METRIC_DESCRIPTIONS, METRIC_KEYS, describe
-from core._scores import (
-    NOTIONS,
+from core.metrics.bootstrap import BLOCK_ELEMENTS, bootstrap_blocks, bootstrap_draws
+from core.metrics.descriptions import METRIC_DESCRIPTIONS, METRIC_KEYS, describe
+from core.metrics.intervals import INTERVALS, binomial_interval, bootstrap_interval, check_level
+from core.metrics.scores import (
     brier_rows,
     confidence_outcome_of,
     correct,
-    default_notion,
     nll_rows,
     resolve_notion,
 )
-from core._validation import check_choice, check_count, check_probs_labels, is_binary, n_classes
-from core.intervals import INTERVALS, binomial_interval, bootstrap_interval, check_level
 
 #: Display name of every row of :func:`metrics_table`, by key.
 METRIC_NAMES = {key: d.name for key, d in METRIC_DESCRIPTIONS.items()}
@@ -140,7 +136,6 @@ def confidence_outcome(
     """
     p, labels = check_probs_labels(probs, y)
     return confidence_outcome_of(p, labels, resolve_notion(notion, p), class_index)
-
 
 
 # --------------------------------------------------------------------------- scalar metrics
@@ -397,7 +392,7 @@ def reliability_table(
     * ``count`` — rows in the bin, ``n_b``;
     * ``mean_confidence`` — ``p̄_b``; ``frequency`` — ``ȳ_b``; ``gap`` = ``ȳ_b − p̄_b``;
     * ``ci_low``, ``ci_high`` — Wilson or Jeffreys interval (``interval``) for the bin's true
-      frequency from ``k_b = n_b ȳ_b`` successes in ``n_b`` trials (:mod:`core.intervals`);
+      frequency from ``k_b = n_b ȳ_b`` successes in ``n_b`` trials (:mod:`core.metrics.intervals`);
     * ``band_low``, ``band_high`` — consistency band: the central ``level`` range of ``ȳ_b``
       if the model were calibrated, from ``n_resamples`` redraws ``o*_i ~ Bernoulli(c_i)``
       (seeded by ``seed``; ``n_resamples=0`` skips it and leaves NaN).
@@ -466,7 +461,7 @@ def bootstrap_ci(
 
     Draws ``n_resamples`` resamples of the ``n`` rows with replacement (seeded), evaluates
     ``θ*_r = statistic(probs[I_r], y[I_r])`` and forms the basic (default) or percentile
-    interval from the ``θ*_r`` (:func:`core.intervals.bootstrap_interval`). Any callable of
+    interval from the ``θ*_r`` (:func:`core.metrics.intervals.bootstrap_interval`). Any callable of
     ``(probs, y)`` works (it is called once per resample); the metrics of
     :func:`metrics_table` use a vectorised version of the same resamples.
     """
@@ -494,7 +489,7 @@ def metrics_table(
     method: str = "basic",
 ) -> pd.DataFrame:
     """Point estimates and bootstrap intervals (basic by default, or percentile; see
-    :func:`core.intervals.bootstrap_interval`) of the global metrics.
+    :func:`core.metrics.intervals.bootstrap_interval`) of the global metrics.
 
     Columns ``metric, value, ci_low, ci_high, notion, description``; rows, in order:
     accuracy, Brier score, NLL, ECE (L1), ECE (L2), MCE (``n_bins`` bins of ``strategy`` under
@@ -546,41 +541,3 @@ def metrics_table(
         "notion": [METRIC_DESCRIPTIONS[key].notion or notion for key in METRIC_KEYS],
         "description": [describe(key, n_bins, strategy) for key in METRIC_KEYS],
     })
-
-
-# The kernel calibration error lives in core.skce (the lead's module); re-exported here so the
-# public contract's ``metrics.skce`` works; likewise the new families, which live in their own
-# modules (DESIGN.md): ``metrics.smooth_ece``, ``metrics.ici``, ``metrics.calibration_slope``.
-# Imported last: they are re-exports, not dependencies of anything above.
-from core.clinical import calibration_slope, ici  # noqa: E402
-from core.skce import skce  # noqa: E402
-from core.smooth import smooth_ece  # noqa: E402
-
-__all__ = [
-    "METRIC_NAMES",
-    "NORMS",
-    "NOTIONS",
-    "STRATEGIES",
-    "accuracy",
-    "ace",
-    "ace_classwise",
-    "ace_top_label",
-    "bin_edges",
-    "bin_indices",
-    "bootstrap_ci",
-    "brier",
-    "calibration_slope",
-    "confidence_outcome",
-    "default_notion",
-    "ece",
-    "ece_debiased",
-    "ece_debiased_l2",
-    "ici",
-    "is_binary",
-    "mce",
-    "metrics_table",
-    "nll",
-    "reliability_table",
-    "skce",
-    "smooth_ece",
-]

@@ -14,8 +14,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._scores import scores
-from core._validation import check_choice, check_count
+from core.data.validation import check_choice, check_count
+from core.metrics.scores import scores
 
 STRATEGIES = ("uniform", "quantile")
 NORMS = ("l1", "l2")

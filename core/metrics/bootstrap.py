@@ -11,7 +11,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from core._binning import (
+from core.data.validation import probability_matrix
+from core.metrics.binning import (
     ace_from_sums,
     cut_positions,
     debiased_from_sums,
@@ -19,15 +20,8 @@ from core._binning import (
     mce_from_sums,
     run_sides,
 )
-from core._metric_descriptions import METRIC_KEYS
-from core._scores import (
-    brier_rows,
-    class_outcomes,
-    confidence_outcome_of,
-    correct,
-    nll_rows,
-)
-from core._validation import probability_matrix
+from core.metrics.descriptions import METRIC_KEYS
+from core.metrics.scores import brier_rows, class_outcomes, confidence_outcome_of, correct, nll_rows
 
 #: Largest number of matrix elements (resamples × rows) one resampling block holds.
 BLOCK_ELEMENTS = 1_000_000
@@ -104,10 +98,10 @@ class SortedScore:
         return block * _PREFIX_BLOCK + inside
 
     def _quantile_cuts(self, w: np.ndarray, prefix: np.ndarray, n_bins: int) -> np.ndarray:
-        """:func:`core._binning.quantile_cuts` of every resample, as sorted positions.
+        """:func:`core.metrics.binning.quantile_cuts` of every resample, as sorted positions.
 
         The run of tied confidences holding the resample's ``⌊(n − 1)j/K⌋``-th row decides
-        cut j by its mid-rank (:func:`core._binning.run_sides`); its first position and size
+        cut j by its mid-rank (:func:`core.metrics.binning.run_sides`); its first position and size
         in the resample are the weight prefix sums at the run's ends.
         """
         n = self.n
@@ -124,7 +118,7 @@ class SortedScore:
 
         ``weights`` is ``(resamples, n + 1)`` row multiplicities in the original row order with
         a trailing zero column; quantile cuts are recomputed inside every resample
-        (the tie rule of :func:`core._binning.run_sides`).
+        (the tie rule of :func:`core.metrics.binning.run_sides`).
         """
         rows, n = weights.shape[0], self.n
         w = weights[:, self.order].reshape(rows, self.n_blocks, _PREFIX_BLOCK)

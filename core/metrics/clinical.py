@@ -1,12 +1,13 @@
 """Curve-based and clinical calibration measures: the integrated calibration index (ICI, E50,
 E90, Emax) of a lowess calibration curve, the calibration slope and intercept with Wald
-intervals, the Cox test and the Spiegelhalter z test.
+intervals. The tests built on them (Cox, Spiegelhalter) are in
+:mod:`core.stattests.clinical`.
 
 These are the numbers clinical-prediction software reports (Harrell's ``rms::val.prob`` in R:
 ``Eavg`` = ICI, ``E90``, ``Emax``, ``Intercept``, ``Slope``, ``U`` and ``S:z``; Van Calster et
 al. 2019, "Calibration: the Achilles heel of predictive analytics", BMC Medicine 17:230).
 Every function works on the (confidence, outcome) pair of a calibration notion
-(:func:`core.metrics.confidence_outcome`; default: positive for binary problems, top-label
+(:func:`core.metrics.binned.confidence_outcome`; default: positive for binary problems, top-label
 otherwise).
 
 Logits. The logistic recalibration models need ``logit(p)``; predictions of exactly 0 or 1
@@ -17,19 +18,15 @@ prediction that is certain and wrong then pulls the slope strongly, as it should
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 from scipy.special import expit
 
-from core._scores import one_confidence_per_row
-from core._validation import logit
-from core.intervals import check_level
-
-if TYPE_CHECKING:
-    from core.stattests import TestResult
+from core.data.validation import logit
+from core.metrics.intervals import check_level
+from core.metrics.scores import one_confidence_per_row
 
 #: Cells of the prediction axis (width 2⁻¹²) into which the lowess pools the rows once there
 #: are more rows than cells (see :func:`ici`).
@@ -40,7 +37,7 @@ FIT_POINTS = 101
 LOGIT_EPS = 1e-12
 
 
-def _pair(probs: ArrayLike, y: ArrayLike, notion: str | None,
+def pair(probs: ArrayLike, y: ArrayLike, notion: str | None,
           class_index: int | None) -> tuple[np.ndarray, np.ndarray, str]:
     """Validated confidence and outcome of one notion (classwise needs ``class_index``)."""
     return one_confidence_per_row(probs, y, notion, class_index, "This measure")
@@ -173,7 +170,7 @@ def ici(probs: ArrayLike, y: ArrayLike, span: float = 2 / 3, notion: str | None 
         ``{"ici", "e50", "e90", "emax"}``, each in [0, 1].
     """
     span = _check_span(span)
-    conf, outcome, _ = _pair(probs, y, notion, class_index)
+    conf, outcome, _ = pair(probs, y, notion, class_index)
     return ici_of(conf, outcome, span)
 
 
@@ -199,7 +196,7 @@ class LogisticFit:
     iterations: int
 
 
-def _log_likelihood(eta: np.ndarray, outcome: np.ndarray) -> float:
+def log_likelihood(eta: np.ndarray, outcome: np.ndarray) -> float:
     """``Σ y η − log(1 + e^η)``, computed without overflow."""
     return float(np.sum(outcome * eta - np.logaddexp(0.0, eta)))
 
@@ -231,7 +228,7 @@ def logistic_fit(z: np.ndarray, outcome: np.ndarray, fit_slope: bool = True,
         if np.max(np.abs(step)) < 1e-10:
             # the information of this iteration: the final step (< 1e-10) leaves it unchanged
             return LogisticFit(float(a), float(b), np.linalg.inv(info),
-                               _log_likelihood(a + b * z, outcome), iteration)
+                               log_likelihood(a + b * z, outcome), iteration)
     raise ValueError(
         f"The logistic recalibration did not converge in {max_iter} Newton steps: the "
         "predictions (nearly) separate the outcomes, so the slope is not finite."
@@ -284,7 +281,7 @@ def calibration_slope(probs: ArrayLike, y: ArrayLike, level: float = 0.95,
         intercept_high, joint_intercept, level``.
     """
     level = check_level(level)
-    conf, outcome, _ = _pair(probs, y, notion, class_index)
+    conf, outcome, _ = pair(probs, y, notion, class_index)
     z = logit(conf, LOGIT_EPS)
     joint = logistic_fit(z, outcome, fit_slope=True)
     offset = logistic_fit(z, outcome, fit_slope=False)
@@ -300,62 +297,3 @@ def calibration_slope(probs: ArrayLike, y: ArrayLike, level: float = 0.95,
         "joint_intercept": joint.intercept, "level": level,
     }
 
-
-# --------------------------------------------------------------------------- tests
-
-
-def cox_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
-             class_index: int | None = None) -> TestResult:
-    """Cox's (1958) test of ``intercept = 0`` and ``slope = 1`` jointly, as a likelihood
-    ratio.
-
-    ``χ² = 2[ℓ(â, b̂) − ℓ(0, 1)]`` with ℓ the log-likelihood of ``logit P(y=1) = a + b·logit(p)``;
-    under calibration χ² ~ χ²₂. ``parameters["unreliability"]`` is Harrell's
-    ``U = (χ² − 2)/n`` (``rms::val.prob``, whose "U" test this is).
-
-    Returns
-    -------
-    core.stattests.TestResult
-        statistic χ², asymptotic p-value, no resamples.
-    """
-    from core.stattests import TestResult  # here: core.stattests re-exports this module
-
-    conf, outcome, notion = _pair(probs, y, notion, class_index)
-    z = logit(conf, LOGIT_EPS)
-    fit = logistic_fit(z, outcome, fit_slope=True)
-    statistic = max(0.0, 2.0 * (fit.log_likelihood - _log_likelihood(z, outcome)))
-    n = conf.shape[0]
-    return TestResult(statistic, float(stats.chi2.sf(statistic, 2)), np.empty(0), "cox", 0, {
-        "intercept": fit.intercept, "slope": fit.slope, "degrees_of_freedom": 2,
-        "unreliability": (statistic - 2.0) / n, "notion": notion,
-    })
-
-
-def spiegelhalter_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
-                       class_index: int | None = None) -> TestResult:
-    """Spiegelhalter's (1986) z test of calibration, two-sided ("Probabilistic prediction in
-    patient management and clinical trials", Statistics in Medicine 5:421–433).
-
-    ``Z = Σ (y_i − p_i)(1 − 2p_i) / √(Σ (1 − 2p_i)² p_i (1 − p_i))`` — the standardised
-    difference between the Brier score and its expectation under calibration; ``Z ~ N(0, 1)``
-    under calibration, ``p = 2Φ(−|Z|)``. As ``rms::val.prob``'s "S:z" and "S:p". When every
-    prediction is 0, ½ or 1 the variance is 0 and the test is undefined (ValueError).
-
-    Returns
-    -------
-    core.stattests.TestResult
-        statistic Z, p-value, no resamples.
-    """
-    from core.stattests import TestResult  # here: core.stattests re-exports this module
-
-    conf, outcome, notion = _pair(probs, y, notion, class_index)
-    weight = 1.0 - 2.0 * conf
-    variance = float(np.sum(weight**2 * conf * (1.0 - conf)))
-    if variance <= 0.0:
-        raise ValueError(
-            "The Spiegelhalter test needs some predictions strictly between 0 and 1 other "
-            "than 0.5; here every prediction is 0, 0.5 or 1, so its variance is 0."
-        )
-    z = float(np.sum((outcome - conf) * weight) / np.sqrt(variance))
-    return TestResult(z, float(2.0 * stats.norm.sf(abs(z))), np.empty(0), "spiegelhalter", 0,
-                      {"alternative": "two-sided", "notion": notion})

@@ -30,9 +30,9 @@ from numpy.typing import ArrayLike
 from scipy.special import xlog1py, xlogy
 from sklearn.isotonic import isotonic_regression
 
-from core._scores import one_confidence_per_row
+from core.metrics.scores import one_confidence_per_row
 
-#: Forecasts are clipped to [EPS, 1 − EPS] in the log loss, as in :func:`core.metrics.nll`.
+#: Forecasts are clipped to [EPS, 1 − EPS] in the log loss, as in :func:`core.metrics.binned.nll`.
 EPS = 1e-15
 
 
@@ -120,7 +120,7 @@ def brier_decomposition(probs: ArrayLike, y: ArrayLike, notion: str | None = Non
         Predictions and labels (DESIGN.md conventions).
     notion, class_index
         The (confidence, outcome) pair; classwise needs ``class_index``. With the positive
-        notion ``score`` is :func:`core.metrics.brier`.
+        notion ``score`` is :func:`core.metrics.binned.brier`.
 
     Returns
     -------
@@ -137,7 +137,7 @@ def log_loss_decomposition(probs: ArrayLike, y: ArrayLike, notion: str | None = 
     the optimal monotone recalibration p̂ (PAV), ``refinement = LL(p̂)`` the loss that remains;
     ``refinement = UNC − RES`` with ``UNC = −ȳ log ȳ − (1 − ȳ) log(1 − ȳ)`` (the entropy of the
     outcomes, nats). Forecasts are clipped to ``[1e-15, 1 − 1e-15]`` as in
-    :func:`core.metrics.nll`, so ``score`` is ``nll`` for the positive notion.
+    :func:`core.metrics.binned.nll`, so ``score`` is ``nll`` for the positive notion.
 
     Parameters
     ----------

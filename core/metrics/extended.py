@@ -1,12 +1,13 @@
 """The rows the smooth, curve-based, clinical and cumulative families add to the metrics table,
-with their intervals and conventions (the binned rows are :func:`core.metrics.metrics_table`).
+with their intervals and conventions (the binned rows are
+:func:`core.metrics.binned.metrics_table`).
 
 Every row measures the (confidence, outcome) pair of one calibration notion
-(:func:`core.metrics.confidence_outcome`); its description states the convention (bandwidth,
+(:func:`core.metrics.binned.confidence_outcome`); its description states the convention (bandwidth,
 smoothing span, recalibration) so that a number can be matched with the peer tool that reports
 it. Intervals: Wald for the calibration slope and intercept (:func:`core.clinical.
 calibration_slope`); for every other row the bootstrap over rows (basic by default, or
-percentile; :func:`core.intervals.bootstrap_interval`), each resample recomputing the whole
+percentile; :func:`core.metrics.intervals.bootstrap_interval`), each resample recomputing the whole
 estimator — the smooth ECE re-chooses its bandwidth, the lowess curve is refitted.
 """
 
@@ -18,13 +19,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from core._scores import one_confidence_per_row
-from core._validation import check_count, check_seed
-from core.clinical import calibration_slope, ici_of
-from core.cumulative import cumulative_differences
-from core.decomposition import decompose_of, isotonic_recalibration
-from core.intervals import bootstrap_interval, check_level
-from core.smooth import smooth_ece_of
+from core.data.validation import check_count, check_seed
+from core.metrics.clinical import calibration_slope, ici_of
+from core.metrics.cumulative import cumulative_differences
+from core.metrics.decomposition import decompose_of, isotonic_recalibration
+from core.metrics.intervals import bootstrap_interval, check_level
+from core.metrics.scores import one_confidence_per_row
+from core.metrics.smooth import smooth_ece_of
 
 #: Row key → (display name, natural range, description with ``{placeholders}``).
 ROWS = {
@@ -107,7 +108,7 @@ def extended_metrics_table(
     -------
     pandas.DataFrame
         Columns ``metric, value, ci_low, ci_high, notion, description`` as
-        :func:`core.metrics.metrics_table`, one row per :data:`ROWS` entry.
+        :func:`core.metrics.binned.metrics_table`, one row per :data:`ROWS` entry.
     """
     n_resamples = check_count("n_resamples", n_resamples, 0)
     level = check_level(level)

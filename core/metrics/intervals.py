@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from core._validation import check_choice
+from core.data.validation import check_choice
 
 INTERVALS = ("wilson", "jeffreys")
 

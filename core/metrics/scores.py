@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core._validation import (
+from core.data.validation import (
     check_choice,
     check_probs_labels,
     is_binary,
@@ -33,7 +33,7 @@ def resolve_notion(notion: str | None, p: np.ndarray) -> str:
     if notion == "canonical":
         raise ValueError(
             "The 'canonical' notion compares whole probability vectors and has no binned "
-            "estimator; it is measured with the kernel SKCE (core.skce.skce). For binned "
+            "estimator; it is measured with the kernel SKCE (core.metrics.skce). For binned "
             "metrics choose 'positive', 'top-label' or 'classwise'."
         )
     check_choice(notion, NOTIONS, "calibration notion",
@@ -54,7 +54,7 @@ def class_outcomes(p: np.ndarray, y: np.ndarray) -> np.ndarray:
 def confidence_outcome_of(
     p: np.ndarray, y: np.ndarray, notion: str, class_index: int | None
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`core.metrics.confidence_outcome` on validated inputs and a resolved notion."""
+    """:func:`core.metrics.binned.confidence_outcome` on validated inputs and a resolved notion."""
     if notion != "classwise" and class_index is not None:
         raise ValueError(
             f"class_index picks one class of the 'classwise' notion; the {notion!r} notion has "
@@ -110,7 +110,8 @@ def correct(p: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def brier_rows(p: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Each row's Brier term (binary form for binary problems; see :func:`core.metrics.brier`)."""
+    """Each row's Brier term (binary form for binary problems; see
+    :func:`core.metrics.binned.brier`)."""
     if p.ndim == 1:
         return (p - y) ** 2
     if p.shape[1] == 2:  # binary in matrix form: the same binary Brier score

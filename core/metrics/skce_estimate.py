@@ -30,16 +30,16 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from core._validation import (
+from core.data.validation import (
     check_choice,
     check_positive,
     check_probs_labels,
     probability_matrix,
 )
-from core.computation import choose, exact_seconds
-from core.intervals import bootstrap_interval
-from core.kernels import median_heuristic, quadratic_forms
-from core.rff import CHUNK_ROWS, DEFAULT_FEATURES, FourierMap, chunk_generator
+from core.kernels.computation import choose, exact_seconds
+from core.kernels.rff import CHUNK_ROWS, DEFAULT_FEATURES, FourierMap, chunk_generator
+from core.kernels.tiles import median_heuristic, quadratic_forms
+from core.metrics.intervals import bootstrap_interval
 
 ESTIMATORS = ("unbiased", "biased", "block")
 #: Blocks at most this large are evaluated densely and vectorised over blocks.
@@ -49,7 +49,7 @@ DENSE_BLOCK = 64
 def prediction_residuals(probs: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Kernel points and residuals ``(Z, R)`` with ``⟨r_i, r_j⟩`` and ``‖z_i − z_j‖`` as in
     the canonical (full-vector) SKCE; binary problems in the exact one-dimensional form.
-    ``probs`` and ``y`` are validated (:func:`core._validation.check_probs_labels`)."""
+    ``probs`` and ``y`` are validated (:func:`core.data.validation.check_probs_labels`)."""
     P = probability_matrix(probs)
     n, m = P.shape
     if m == 2:
@@ -155,7 +155,7 @@ def skce_bootstrap(
     with h_ii = ‖r_i‖², so every resample is one column ``w ∘ r_c`` of the tile engine's
     quadratic forms (per class column c of R) — no per-resample kernel pass. The basic
     interval is centred with the biased (plug-in) SKCE as the bootstrap world's true value
-    (:func:`core.intervals.bootstrap_interval`).
+    (:func:`core.metrics.intervals.bootstrap_interval`).
     """
     Z, R, sigma = skce_inputs(probs, y, bandwidth)
     n, m = R.shape
@@ -188,7 +188,8 @@ def skce_bootstrap(
 class SkceSummary:
     """The unbiased SKCE with its bootstrap interval and the computation that produced them.
 
-    ``computation`` is ``"exact"``, ``"rff(D)"`` or ``"block(b)"`` (:mod:`core.computation`);
+    ``computation`` is ``"exact"``, ``"rff(D)"`` or ``"block(b)"``
+    (:mod:`core.kernels.computation`);
     ``reason`` says why it was chosen; ``exact_seconds`` is the estimated time of the exact
     value and interval on this machine (what a "run exact" button would cost).
     """
@@ -214,8 +215,8 @@ def skce_summary(
     n_features: int = DEFAULT_FEATURES,
 ) -> SkceSummary:
     """The unbiased SKCE and its bootstrap interval under the ``computation`` rule of
-    :func:`core.stattests.skce_test` (:func:`core.computation.choose`, one decision for value
-    and interval, sized by the ``(B + 1)·m`` residual columns of the exact bootstrap).
+    :func:`core.stattests.skce.skce_test` (:func:`core.kernels.computation.choose`, one decision
+    for value and interval, sized by the ``(B + 1)·m`` residual columns of the exact bootstrap).
 
     * ``"exact"``: :func:`skce` and :func:`skce_bootstrap` (O(n²·B) tiles);
     * ``"rff(D)"``: :func:`skce_fourier` — the same estimators with the kernel
@@ -258,7 +259,7 @@ def multinomial_chunks(n: int, n_resamples: int, seed: int, chunk_rows: int = CH
     A multinomial(n; 1/n, …, 1/n) vector is drawn in two exact stages: the count of draws
     falling in each chunk of rows (multinomial over the chunks, in proportion to their sizes,
     from a generator seeded by ``seed``), then, inside chunk k, the rows of those draws
-    (multinomial with equal weights, from :func:`core.rff.chunk_generator`). Only the
+    (multinomial with equal weights, from :func:`core.kernels.rff.chunk_generator`). Only the
     ``B × #chunks`` counts and one chunk's ``rows × B`` weights are ever held.
     """
     sizes = np.diff(np.append(np.arange(0, n, chunk_rows), n))
@@ -288,7 +289,7 @@ def skce_fourier_draws(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: 
                        seed: int, n_features: int = DEFAULT_FEATURES,
                        chunk_rows: int = CHUNK_ROWS) -> tuple[np.ndarray, float]:
     """``(draws, plug-in)``: the unbiased SKCE (``draws[0]``) and its B bootstrap resamples
-    with the random-Fourier-feature kernel ``k̃_ij = φ_iᵀφ_j`` (:mod:`core.rff`, φ of
+    with the random-Fourier-feature kernel ``k̃_ij = φ_iᵀφ_j`` (:mod:`core.kernels.rff`, φ of
     ``Z/σ``), and the plug-in (V-statistic) value for the basic interval.
 
     With ``h̃_ij = k̃_ij ⟨r_i, r_j⟩``, ``d_i = ‖φ_i‖²`` and ``S = Φᵀ R`` (D × m)::
@@ -306,7 +307,7 @@ def skce_fourier_draws(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: 
     with itself is left out). The plug-in value is ``‖S‖²_F / n²``. Rows are walked in chunks
     of ``chunk_rows`` with the weights drawn there (:func:`multinomial_chunks`): memory
     O(chunk·(D + B·m) + D·B·m), no n × B array. φ and the chunk products are in the map's
-    precision (float32, as :mod:`core.rff`), the sums in float64.
+    precision (float32, as :mod:`core.kernels.rff`), the sums in float64.
     """
     n, m = R.shape
     fourier = FourierMap.draw(Z.shape[1], n_features, seed)

@@ -3,7 +3,7 @@
 Błasiok & Nakkiran (2023), "Smooth ECE: Principled Reliability Diagrams via Kernel
 Smoothing" (ICLR 2024; reference code: the ``relplot`` package). For confidences
 ``f_i ∈ [0, 1]`` and binary outcomes ``y_i`` of a calibration notion
-(:func:`core.metrics.confidence_outcome`), with the *reflected* Gaussian kernel on [0, 1]
+(:func:`core.metrics.binned.confidence_outcome`), with the *reflected* Gaussian kernel on [0, 1]
 
     K̃_σ(t, f) = Σ_{k∈ℤ} [φ_σ(t − f − 2k) + φ_σ(t + f − 2k)]
 
@@ -42,14 +42,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
-from core._scores import confidence_outcome_of, one_confidence_per_row, resolve_notion, scores
-from core._validation import (
-    check_count,
-    check_positive,
-    check_probs_labels,
-    check_seed,
+from core.data.validation import check_count, check_positive, check_probs_labels, check_seed
+from core.metrics.intervals import bootstrap_interval, check_level
+from core.metrics.scores import (
+    confidence_outcome_of,
+    one_confidence_per_row,
+    resolve_notion,
+    scores,
 )
-from core.intervals import bootstrap_interval, check_level
 
 #: Intervals of the grid the rows are binned onto (spacing h = 1 / GRID_INTERVALS).
 GRID_INTERVALS = 8192
@@ -168,7 +168,7 @@ def select_bandwidth(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
     probs, y
         Predictions and labels (DESIGN.md conventions).
     notion, class_index
-        Which (confidence, outcome) pair (:func:`core.metrics.confidence_outcome`); the
+        Which (confidence, outcome) pair (:func:`core.metrics.binned.confidence_outcome`); the
         classwise notion needs ``class_index`` here.
 
     Returns

@@ -13,7 +13,7 @@ integer labels ``0..m-1``; ``features`` ``(n, d)`` numeric audit features (the l
 live in ``__init__``; what ``fit`` learns is stored in attributes ending in ``_``.
 
 :class:`RecalibratorBase` validates at the two public entries (with
-:mod:`core._validation`) and hands the methods a checked ``(n, m)`` probability matrix; it
+:mod:`core.data.validation`) and hands the methods a checked ``(n, m)`` probability matrix; it
 puts the result back in the caller's layout and on the simplex. Methods defined for binary
 problems only (Platt, beta, histogram, isotonic, BBQ, scaling–binning, Venn–Abers,
 multicalibration) reach multiclass problems through :class:`OneVsRest`: one copy per class on
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from core._validation import (
+from core.data.validation import (
     check_choice,
     check_features,
     check_probs,

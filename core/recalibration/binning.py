@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-from core.metrics import bin_edges, bin_indices
+from core.metrics.binning import bin_edges, bin_indices
 from core.recalibration.base import BinaryRecalibrator, replace_top_label
 from core.recalibration.scaling import PlattScaling
 

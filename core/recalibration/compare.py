@@ -13,12 +13,13 @@ Scores per method (the ``table`` columns):
 * ``mlce`` — Luo et al. eq. 5 (top-label, 15 bins) at ``gamma`` on the LCE landscape page's
   space: a 2-D PCA of the z-scored audit features, coordinates z-scored; map and statistics
   fitted on the calibration rows;
-* ``klce_p`` — the aggregated bandwidth-grid KLCE test (:func:`core.klce.klce_grid_test`,
+* ``klce_p`` — the aggregated bandwidth-grid KLCE test
+(:func:`core.stattests.klce_grid.klce_grid_test`,
   3 × 3 grid: the median heuristic × (½, 1, 2) for each kernel, ``n_resamples`` shared
-  resamples, default null, ``computation="auto"`` with :data:`core.audit.TEST_FEATURES`
+  resamples, default null, ``computation="auto"`` with :data:`core.kernels.rff.TEST_FEATURES`
   random features when approximate) over the chosen features, on at most
-  :data:`KERNEL_ROWS` test rows (:func:`core.resampling.row_sample`); for multiclass problems on the
-  top-label pair (confidence, correct);
+  :data:`KERNEL_ROWS` test rows (:func:`core.kernels.resampling.row_sample`); for multiclass
+  problems on the top-label pair (confidence, correct);
 * ``max_group_mce`` — the largest MCE (5 equal-width bins, :data:`GROUP_BINS`) over the
   levels with at least 30 test rows of each chosen group attribute (Luo et al., Table 1);
 * ``fit_seconds`` — wall time of ``fit``.
@@ -38,19 +39,20 @@ import numpy as np
 import pandas as pd
 
 from core import metrics
-from core._validation import check_count, check_positive, check_seed
-from core.audit import TEST_FEATURES
-from core.computation import choose
-from core.data import AuditData
-from core.embedding import fit_embedding
-from core.groups import iter_groups
-from core.kernels import Standardizer
-from core.klce import bandwidth_grid, klce_grid_test
-from core.lcb import lcb_estimate, lcb_trends, select_bandwidths
-from core.lce import mlce, mlce_curve
-from core.local_kernel import KernelSpec, kernel_inputs
-from core.recalibration.base import RECALIBRATORS, check_choice
-from core.resampling import row_sample
+from core.data.audit_data import AuditData
+from core.data.groups import iter_groups
+from core.data.validation import check_choice, check_count, check_positive, check_seed
+from core.kernels.computation import choose
+from core.kernels.resampling import row_sample
+from core.kernels.rff import TEST_FEATURES
+from core.kernels.spec import KernelSpec, kernel_inputs
+from core.kernels.tiles import Standardizer
+from core.local.embedding import fit_embedding
+from core.local.lcb_estimate import lcb_estimate, select_bandwidths
+from core.local.lcb_trends import lcb_trends
+from core.local.lce_estimate import mlce, mlce_curve
+from core.recalibration.base import RECALIBRATORS
+from core.stattests.klce_grid import bandwidth_grid, klce_grid_test
 
 Progress = Callable[[float, str], None]
 
@@ -224,7 +226,7 @@ def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
 
 def klce_computation(rows: int, n_resamples: int, tests: int) -> tuple[str, str]:
     """``(computation, reason)`` of a comparison's KLCE column, one choice for all its
-    ``tests`` grid tests on ``rows`` test rows: :func:`core.computation.choose` with the
+    ``tests`` grid tests on ``rows`` test rows: :func:`core.kernels.computation.choose` with the
     columns of every test together, so the column is exact while the whole column takes
     about ``AUTO_SECONDS`` here, else random Fourier features (their level stays exact)."""
     label, reason = choose("auto", rows, tests * (n_resamples + 2) * len(KLCE_FACTORS) ** 2,
@@ -419,10 +421,10 @@ def lcb_before_after(comparison: Comparison, method: str, feature: str, degree: 
     """Trend of the local bias LCB (eq. 7) against one numeric feature, before and after
     ``method``, on the test rows (each row left out of its own estimate; bandwidths
     cross-validated once on the uncalibrated rows and used for both; above about 10 s of
-    exact work, from the seeded row samples of :func:`core.lcb.lcb_estimate`).
+    exact work, from the seeded row samples of :func:`core.local.lcb_estimate.lcb_estimate`).
 
-    Columns of :func:`core.lcb.lcb_trends`; ``group`` is ``"before"`` or ``"after: method"``.
-    For multiclass data the top-label pair is used.
+    Columns of :func:`core.local.lcb_trends.lcb_trends`; ``group`` is ``"before"`` or ``"after:
+    method"``. For multiclass data the top-label pair is used.
     """
     check_choice(method, tuple(comparison.probs), "method of this comparison")
     test = comparison.test

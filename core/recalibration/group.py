@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.groups import iter_groups
-from core.metrics import bin_indices
+from core.data.groups import iter_groups
+from core.metrics.binning import bin_indices
 from core.recalibration.base import BinaryRecalibrator, RecalibratorBase, join_groups
 from core.recalibration.binning import HistogramBinning
 from core.recalibration.scaling import TemperatureScaling

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.embedding import fit_embedding
-from core.kernels import Standardizer, kernel_matmul
-from core.lcb import lcb, select_bandwidths
-from core.lce import LCE_TILE, confidence_bins
+from core.kernels.tiles import Standardizer, kernel_matmul
+from core.local.embedding import fit_embedding
+from core.local.lcb_estimate import lcb, select_bandwidths
+from core.local.lce_inputs import LCE_TILE, confidence_bins
 from core.recalibration.base import BinaryRecalibrator, RecalibratorBase, replace_top_label
 from core.recalibration.binning import HistogramBinning
 
@@ -28,14 +28,15 @@ class LoRe(RecalibratorBase):
     """Local recalibration, LoRe (Luo et al. 2022, eq. 6).
 
     With ``β(x)`` the calibration points whose top-label confidence lies in the same of
-    ``n_bins`` equal-width bins as ``x``'s (the LCE's bins, :func:`core.lce.confidence_bins`)::
+    ``n_bins`` equal-width bins as ``x``'s (the LCE's bins,
+    :func:`core.local.lce_estimate.confidence_bins`)::
 
         p̂'(x) = Σ_{i∈β(x)} k_γ(x, x_i) 1[f(x_i) = y_i]  /  Σ_{i∈β(x)} k_γ(x, x_i)
         k_γ(a, b) = exp(−‖φ(a) − φ(b)‖₁ / (d·γ))
 
     ``φ`` is an embedding of the audit features: they are z-scored with the calibration
-    rows' means and standard deviations (:class:`core.kernels.Standardizer`), mapped by
-    ``embedding`` (PCA by default; t-SNE or UMAP through :func:`core.embedding.fit_embedding`,
+    rows' means and standard deviations (:class:`core.kernels.tiles.Standardizer`), mapped by
+    ``embedding`` (PCA by default; t-SNE or UMAP through :func:`core.local.embedding.fit_embedding`,
     which places new rows) to ``n_components`` dimensions (at most the number of feature
     columns), and the coordinates z-scored again with the calibration rows' statistics — the
     space the LCE landscape page measures in. The paper uses γ = 0.4 with PCA and 0.2 with
@@ -123,10 +124,11 @@ class LCBCorrection(BinaryRecalibrator):
 
         LCB(p, x) = Σ_i (t_i − p_i) k(p_i, p) l(x_i, x) / Σ_i k(p_i, p) l(x_i, x)
 
-    over the calibration rows (:func:`core.lcb.lcb`; Gaussian kernels, features standardised
+    over the calibration rows (:func:`core.local.lcb_estimate.lcb`; Gaussian kernels, features
+    standardised
     with the calibration rows' statistics), bandwidths chosen on the calibration rows by
-    leave-one-out cross-validation (:func:`core.lcb.select_bandwidths`). A point without
-    kernel neighbours keeps ``p``. At most ``max_reference`` calibration rows (a seeded
+    leave-one-out cross-validation (:func:`core.local.lcb_estimate.select_bandwidths`). A point
+    without kernel neighbours keeps ``p``. At most ``max_reference`` calibration rows (a seeded
     subsample) serve as the reference, which bounds the cost at ``n_new × max_reference``
     kernel evaluations; the cross-validation uses at most ``cv_rows`` of them. Binary;
     multiclass one-vs-rest with renormalisation (a cross-validation per class).

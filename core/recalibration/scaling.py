@@ -21,7 +21,7 @@ import numpy as np
 from scipy.optimize import minimize, minimize_scalar
 from scipy.special import log_softmax
 
-from core._validation import logit, sigmoid, softmax
+from core.data.validation import logit, sigmoid, softmax
 from core.recalibration.base import EPS, BinaryRecalibrator, RecalibratorBase
 
 #: Search interval of log T for temperature scaling: T ∈ [1e-2, 1e2].

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from core._validation import check_choice
 from core.audit import AuditResult
-from core.data import AuditData
+from core.data.audit_data import AuditData
+from core.data.validation import check_choice
 from core.report.charts import AuditFigure, audit_figures, slug
 from core.report.export import (
     FORMATS,

@@ -3,7 +3,7 @@
 :func:`audit_figures` turns an :class:`~core.audit.AuditResult` (and the data it was computed
 on) into the figures the pages draw — reliability diagram, class balance, per-group
 diagrams, KLCE p-value map and aggregated null, LCB against a feature, MLCE against γ — with
-the caption line of :func:`core.figure_style.caption_text`. The report, the Export page and the
+the caption line of :func:`core.figures.style.caption_text`. The report, the Export page and the
 command line all draw from here.
 """
 
@@ -15,19 +15,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from core.audit import AuditResult, audit_part, numeric_features, reference_and_query
-from core.data import AuditData
-from core.figure_style import apply_style, caption_text
-from core.figures import (
-    class_balance_figure,
-    lcb_figure,
-    mlce_curve_figure,
-    null_histogram_figure,
-    p_value_heatmap_figure,
-    reliability_figure,
-    reliability_grid,
-)
-from core.lcb import lcb_trends
-from core.local_kernel import one_vs_rest
+from core.data.audit_data import AuditData
+from core.figures.data import class_balance_figure
+from core.figures.lce import mlce_curve_figure
+from core.figures.local_bias import lcb_figure
+from core.figures.reliability import reliability_figure, reliability_grid
+from core.figures.style import apply_style, caption_text
+from core.figures.trust import null_histogram_figure, p_value_heatmap_figure
+from core.kernels.spec import one_vs_rest
+from core.local.lcb_trends import lcb_trends
 
 #: Resamples of the LCB trend bands (the Local bias page's).
 TREND_RESAMPLES = 200

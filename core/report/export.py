@@ -28,7 +28,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from core._validation import check_choice
+from core.data.validation import check_choice
 
 FORMATS = ("png", "svg", "pdf", "html")
 STATIC_FORMATS = ("png", "svg", "pdf")
@@ -239,7 +239,7 @@ def export_figure(figure: go.Figure, fmt: str, title: str = "") -> bytes:
     Parameters
     ----------
     figure : plotly.graph_objects.Figure
-        What to export (style it first with :func:`core.figure_style.apply_style`).
+        What to export (style it first with :func:`core.figures.style.apply_style`).
     fmt : {"png", "svg", "pdf", "html"}
         The format.
     title : str, optional

@@ -26,7 +26,7 @@ import plotly.io as pio
 
 import core
 from core.audit import AuditResult
-from core.data import AuditData
+from core.data.audit_data import AuditData
 from core.report.charts import AuditFigure, slug
 from core.report.schema import NULL_HYPOTHESES, SCHEMA_VERSION, check_comparison
 from core.report.summary import findings

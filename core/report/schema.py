@@ -25,9 +25,9 @@ import pandas as pd
 
 import core
 from core.audit import AuditResult
-from core.data import AuditData
+from core.data.audit_data import AuditData
 from core.report.summary import findings
-from core.stattests import TestResult
+from core.stattests.result import TestResult
 
 SCHEMA_VERSION = "1.0"
 SCHEMA_ID = "calibration-atlas/audit-report"

@@ -7,13 +7,13 @@ KLCE² estimator (eq. 4) is the U-statistic
 
 with Gaussian kernels on the predictions, ``k(p, p') = exp(−(p − p')²/(2σ_p²))``, and on the
 (standardised) audit features, ``l(x, x') = exp(−‖x − x'‖²/(2σ_x²))``. Their product is one
-Gaussian kernel on ``[p/σ_p, x/σ_x]`` (:func:`core.kernels.scale_blocks`), so every statistic
+Gaussian kernel on ``[p/σ_p, x/σ_x]`` (:func:`core.kernels.tiles.scale_blocks`), so every statistic
 and every resample goes through the tile engine in one pass. ``σ = None`` means the median
 heuristic; ``σ = inf`` makes that kernel ≡ 1 (prediction kernel only, as in the paper's
 Type-I study, or feature kernel only).
 
 Testing H0 "the model is locally calibrated", i.e. ``P(y = 1 | p, x) = p``: each null scheme
-of :mod:`core.resampling` gives B resampled residual vectors; all of them are columns of one
+of :mod:`core.kernels.resampling` gives B resampled residual vectors; all of them are columns of one
 matrix E, and the B + 1 statistics are ``diag(Eᵀ K E)`` minus the diagonal terms.
 
 The *centred* statistic replaces e by e − ē (equivalently K by HKH, H = I − 11ᵀ/n) in the
@@ -29,27 +29,20 @@ everywhere, which the global SKCE test on the Reliability page covers.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from core import engine
-from core._validation import check_choice, check_count, check_probs_labels
-from core.computation import choose as computation_choice
-from core.computation import exact_seconds
-from core.kernels import kernel_matmul, quadratic_forms
-from core.local_kernel import (
-    KernelInputs,
-    KernelSpec,
-    inputs_for,
-    product_points,
-    spec_from,
-)
-from core.resampling import resample_residuals
-from core.rff import DEFAULT_FEATURES, FourierMap, accumulate_maps, bernoulli_columns
-from core.skce import block_estimates
-from core.stattests import TestResult, paper_p_value, resampling_p_value
+from core.data.validation import check_choice, check_count, check_probs_labels
+from core.kernels import engine
+from core.kernels.computation import choose as computation_choice
+from core.kernels.computation import exact_seconds
+from core.kernels.resampling import resample_residuals
+from core.kernels.rff import DEFAULT_FEATURES, FourierMap, accumulate_maps, bernoulli_columns
+from core.kernels.spec import KernelInputs, KernelSpec, inputs_for, product_points, spec_from
+from core.kernels.tiles import kernel_matmul, quadratic_forms
+from core.metrics.skce_estimate import block_estimates
+from core.stattests.result import TestResult, paper_p_value, resampling_p_value
 
 #: Nulls offered by :func:`klce_test` (each holds its level; see the size and power study in
 #: ``benchmarks/klce_null_study.py``): a resampling scheme and the statistic it calibrates.
@@ -97,13 +90,13 @@ def klce(
 
     The kernel settings come as the keyword arguments or as one :class:`KernelSpec`.
     """
-    inputs = _checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
+    inputs = checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
                                                     standardize, class_index))
     n = inputs.p.shape[0]
     return float(quadratic_forms(inputs.points, inputs.residuals, 1.0) / (n * (n - 1)))
 
 
-def _checked_inputs(probs: np.ndarray, y: np.ndarray, X: np.ndarray | None,
+def checked_inputs(probs: np.ndarray, y: np.ndarray, X: np.ndarray | None,
                     spec: KernelSpec) -> KernelInputs:
     """Validate the public inputs once, then the kernel coordinates (at least three rows)."""
     p, labels = check_probs_labels(probs, y)
@@ -126,7 +119,7 @@ _NULL_SCHEMES = {
 }
 
 
-def _scheme(null: str) -> tuple[str, tuple[str, ...]]:
+def null_scheme(null: str) -> tuple[str, tuple[str, ...]]:
     check_choice(null, _NULL_SCHEMES, "null", f"choose one of {', '.join(STUDIED_NULLS)}")
     return _NULL_SCHEMES[null]
 
@@ -139,7 +132,7 @@ def residual_columns(
     ``bootstrap-centred`` resamples centred residuals: it removes the shift (Σe)² that
     drawing with replacement adds to the null of the plain statistic.
     """
-    scheme, _ = _scheme(null)
+    scheme, _ = null_scheme(null)
     E = np.empty((e.shape[0], n_resamples + 1))
     E[:, 0] = e
     E[:, 1:] = resample_residuals(scheme, e, p, n_resamples, rng)
@@ -211,19 +204,19 @@ def klce_test(
     ``parameters["klce"]`` always holds the plain KLCE² of eq. 4 and ``parameters["spec"]``
     the resolved :class:`KernelSpec` (bandwidths filled in).
 
-    ``computation`` (:mod:`core.computation`): ``"exact"`` tiles; ``"rff"`` random Fourier
+    ``computation`` (:mod:`core.kernels.computation`): ``"exact"`` tiles; ``"rff"`` random Fourier
     features with ``n_features`` features (consistency nulls only; the level stays exact,
-    :mod:`core.rff`); ``"block"`` the linear-time block z-test of the plain KLCE² (blocks of
+    :mod:`core.kernels.rff`); ``"block"`` the linear-time block z-test of the plain KLCE² (blocks of
     ``block_size`` rows); ``"auto"`` exact while it takes at most a few seconds here, else
     rff. ``parameters["computation"]`` says which ran and why.
     """
-    inputs = _checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
+    inputs = checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
                                                     standardize, class_index))
-    scheme, variants = _scheme(null)
+    scheme, variants = null_scheme(null)
     n_resamples = check_count("n_resamples", n_resamples, 1)
     n = inputs.p.shape[0]
     label, reason = computation_choice(computation, n, n_resamples + 1, n_features,
-                                       _exact_only(scheme, null))
+                                       exact_only(scheme, null))
     if label == "block":
         return _block_test(inputs, check_count("block_size", block_size, 2), reason)
     tested = variants if "plain" in variants else ("plain", *variants)
@@ -257,7 +250,7 @@ def klce_test(
     )
 
 
-def _exact_only(scheme: str, null: str) -> str | None:
+def exact_only(scheme: str, null: str) -> str | None:
     """Why a null cannot use random Fourier features (``None`` when it can)."""
     if scheme == "consistency":
         return None
@@ -270,8 +263,8 @@ def fourier_statistics(base: KernelInputs, bandwidths: Sequence[tuple[float, flo
                        progress: Callable[[float], None] | None = None) -> np.ndarray:
     """``(len(bandwidths), len(variants), B + 1)`` plain / centred KLCE² under random Fourier
     features at each ``(σ_p, σ_x)`` pair, from one pass over the rows with the consistency
-    resamples drawn chunk by chunk (:mod:`core.rff`). Every pair uses the same W and b on the
-    unscaled coordinates ``[p, x]``, divided by its bandwidths, so a grid point and a single
+    resamples drawn chunk by chunk (:mod:`core.kernels.rff`). Every pair uses the same W and b on
+    the unscaled coordinates ``[p, x]``, divided by its bandwidths, so a grid point and a single
     test at the same bandwidths give the same statistic."""
     n, n_x = base.p.shape[0], base.n_features
     coordinates = product_points(base.p, base.features, 1.0, 1.0)
@@ -313,118 +306,10 @@ def p_values_of_nulls(
     values = variant_statistics(inputs.points, np.hstack(columns), ("plain", "centred"))
     result = {}
     for k, null in enumerate(nulls):
-        _, variants = _scheme(null)
+        _, variants = null_scheme(null)
         block = values[:, k * (n_resamples + 1):(k + 1) * (n_resamples + 1)]
         chosen = np.stack([block[0 if v == "plain" else 1] for v in variants])
         series = standardized_maximum(chosen) if len(variants) > 1 else chosen[0]
         result[null] = resampling_p_value(series[0], series[1:])
     return result
 
-
-# --------------------------------------------------------------------------- bandwidth grid
-
-
-@dataclass(frozen=True)
-class GridTestResult:
-    """KLCE² over a grid of bandwidths from shared resamples, and the aggregated test.
-
-    ``statistics`` and ``p_values`` have shape ``(len(prob_bandwidths),
-    len(feature_bandwidths))``; ``aggregated`` tests with ``max_g z_g``, the largest
-    standardised statistic over the grid, against the same maximum over the resamples.
-    """
-
-    prob_bandwidths: np.ndarray
-    feature_bandwidths: np.ndarray
-    statistics: np.ndarray
-    p_values: np.ndarray
-    aggregated: TestResult
-    null: str
-    n_resamples: int
-    spec: KernelSpec  # the grid's centre: the median heuristic, resolved
-
-
-def bandwidth_grid(center: float, factors: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0)
-                   ) -> np.ndarray:
-    """Bandwidths spread on a log scale around ``center`` (the median heuristic by default)."""
-    return np.asarray([center * f for f in factors], dtype=np.float64)
-
-
-def klce_grid_test(
-    probs: np.ndarray,
-    y: np.ndarray,
-    X: np.ndarray | None,
-    prob_bandwidths: Sequence[float] | None = None,
-    feature_bandwidths: Sequence[float] | None = None,
-    standardize: bool = True,
-    null: str = DEFAULT_NULL,
-    n_resamples: int = 500,
-    seed: int = 0,
-    class_index: int | None = None,
-    progress: Callable[[float, str], None] | None = None,
-    *,
-    spec: KernelSpec | None = None,
-    computation: str = "auto",
-    n_features: int = DEFAULT_FEATURES,
-) -> GridTestResult:
-    """KLCE² and its p-value at every bandwidth pair, plus an aggregated test over the grid.
-
-    All grid points share one residual matrix E (observed + B resamples), so their p-values
-    come from the same draws. Aggregation: for grid point g let ``z_g = (T_g − mean)/sd``
-    with mean and sd over all B + 1 columns (a symmetric function of observed and resampled
-    columns, so under H0 the B + 1 maxima ``M = max_g z_g`` are exchangeable when the null is
-    exact); the aggregated p-value is ``(1 + #{M_b ≥ M_obs}) / (1 + B)``. This removes the
-    free choice of bandwidth the paper names as its main limitation, with controlled level.
-    Bandwidths default to the median heuristic × (¼, ½, 1, 2, 4); a ``spec`` gives
-    standardisation and class (its bandwidths, if set, are the grid's centre).
-    ``computation``: ``"exact"``, ``"rff"`` (every grid point from the same chunk-wise
-    resamples and the same Fourier weights) or ``"auto"`` (exact while the whole grid takes a
-    few seconds here); the aggregated result's ``parameters["computation"]`` says which ran.
-    """
-    base = _checked_inputs(probs, y, X, spec_from(spec, None, None, standardize, class_index))
-    n_resamples = check_count("n_resamples", n_resamples, 1)
-    p_grid = bandwidth_grid(base.prob_bandwidth) if prob_bandwidths is None \
-        else np.asarray(prob_bandwidths, dtype=np.float64)
-    x_grid = (bandwidth_grid(base.feature_bandwidth) if np.isfinite(base.feature_bandwidth)
-              else np.array([np.inf])) if feature_bandwidths is None \
-        else np.asarray(feature_bandwidths, dtype=np.float64)
-    scheme, variants = _scheme(null)
-    total = p_grid.size * x_grid.size
-    label, reason = computation_choice(computation, base.p.shape[0],
-                                       (n_resamples + 1) * total, n_features,
-                                       _exact_only(scheme, null))
-    if label == "block":
-        raise ValueError("The bandwidth grid runs with the exact computation or random Fourier "
-                         "features; the block test has no grid version.")
-    values = np.empty((p_grid.size, x_grid.size, len(variants), n_resamples + 1))
-    if label == "exact":
-        E = residual_columns(null, base.residuals, base.p, n_resamples,
-                             np.random.default_rng(seed))
-        for a, sigma_p in enumerate(p_grid):
-            for b, sigma_x in enumerate(x_grid):
-                values[a, b] = variant_statistics(base.at(sigma_p, sigma_x).points, E, variants)
-                if progress is not None:
-                    progress((a * x_grid.size + b + 1) / total,
-                             f"bandwidths σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}")
-    else:
-        pairs = [(sigma_p, sigma_x) for sigma_p in p_grid for sigma_x in x_grid]
-        values[:] = fourier_statistics(
-            base, pairs, n_resamples, variants, n_features, seed,
-            progress=None if progress is None else
-            lambda f: progress(f, f"{label}: all {total} bandwidth pairs, {f:.0%} of the rows")
-        ).reshape(values.shape)
-    per_point = np.array([[standardized_maximum(cell) if len(variants) > 1 else cell[0]
-                           for cell in row] for row in values])
-    p_values = np.array([[resampling_p_value(v[0], v[1:]) for v in row] for row in per_point])
-    maxima = standardized_maximum(values)
-    aggregated = TestResult(
-        statistic=float(maxima[0]), p_value=resampling_p_value(maxima[0], maxima[1:]),
-        null=maxima[1:], method=f"max-z over {total} bandwidth pairs ({null})",
-        n_resamples=n_resamples,
-        parameters={"prob_bandwidths": p_grid.tolist(), "feature_bandwidths": x_grid.tolist(),
-                    "seed": seed, "spec": base.spec, "engine": engine.current().describe(),
-                    "computation": label, "computation_reason": reason,
-                    "exact_seconds": exact_seconds(base.p.shape[0], (n_resamples + 1) * total)},
-        p_value_paper=paper_p_value(maxima[0], maxima[1:]),
-    )
-    return GridTestResult(p_grid, x_grid, per_point[:, :, 0], p_values, aggregated, null,
-                          n_resamples, base.spec)

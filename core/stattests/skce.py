@@ -1,87 +1,27 @@
-"""Calibration tests: the SKCE consistency test, the block z-test, a distribution-free bound
-test and the Hosmer–Lemeshow test, all returning a :class:`TestResult`.
-
-p-values from resampling use ``(1 + #{null ≥ observed}) / (1 + B)`` (DESIGN.md): never 0, and
-valid at any B because the observed statistic is exchangeable with the B null draws under
-H0. The paper convention ``#{null > observed} / B`` is kept beside it as ``p_value_paper``.
+"""Tests of canonical calibration with the SKCE (Widmann, Lindsten & Zachariah 2019): the
+consistency-resampling test through the tile engine (or random Fourier features), the
+asymptotic block z-test and a distribution-free bound test, each a
+:class:`~core.stattests.result.TestResult`. The estimators themselves are in
+:mod:`core.metrics.skce_estimate`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-
 import numpy as np
 from scipy import stats
 
-from core import engine
-from core._validation import check_choice, check_count, check_probs
-from core.computation import choose as computation_choice
-from core.kernels import quadratic_forms
-from core.resampling import bernoulli_residuals, categorical_labels
-from core.rff import DEFAULT_FEATURES, FourierMap, accumulate
-from core.skce import block_estimates, skce_inputs
+from core.data.validation import check_choice, check_count
+from core.kernels import engine
+from core.kernels.computation import choose as computation_choice
+from core.kernels.resampling import bernoulli_residuals, categorical_labels
+from core.kernels.rff import DEFAULT_FEATURES, FourierMap, accumulate
+from core.kernels.tiles import quadratic_forms
+from core.metrics.skce_estimate import block_estimates, skce_inputs
+from core.stattests.result import TestResult, resampling_result
 
 #: Upper bound on resampled residual columns per tile-engine pass (memory n × columns × 8 B).
 MAX_COLUMNS = 4096
 SKCE_METHODS = ("consistency", "block", "bound")
-
-
-@dataclass(frozen=True)
-class TestResult:
-    """Outcome of a calibration test.
-
-    Attributes
-    ----------
-    statistic
-        the observed test statistic.
-    p_value
-        ``(1 + #{null ≥ statistic}) / (1 + B)`` for resampling tests, else the
-        asymptotic or bound p-value.
-    null
-        the B resampled statistics (empty for tests without resampling).
-    method
-        which test ran.
-    n_resamples
-        B (0 without resampling).
-    parameters
-        everything else needed to reproduce or explain the result.
-    p_value_paper
-        ``#{null > statistic} / B`` (the convention of the papers' code).
-    """
-
-    __test__ = False  # not a pytest test class
-
-    statistic: float
-    p_value: float
-    null: np.ndarray = field(repr=False)
-    method: str
-    n_resamples: int
-    parameters: Mapping[str, object] = field(default_factory=dict)
-    p_value_paper: float | None = None
-
-    def rejects(self, alpha: float = 0.05) -> bool:
-        return self.p_value <= alpha
-
-
-def resampling_p_value(statistic: float, null: np.ndarray) -> float:
-    """``(1 + #{null ≥ statistic}) / (1 + B)``."""
-    return float((1 + np.count_nonzero(null >= statistic)) / (1 + null.size))
-
-
-def paper_p_value(statistic: float, null: np.ndarray) -> float:
-    """``#{null > statistic} / B`` (I-trustworthy eq. 8 as computed in its Algorithm 1)."""
-    return float(np.count_nonzero(null > statistic) / null.size)
-
-
-def resampling_result(
-    observed: float, null: np.ndarray, method: str, **parameters: object
-) -> TestResult:
-    return TestResult(
-        statistic=float(observed), p_value=resampling_p_value(observed, null), null=null,
-        method=method, n_resamples=int(null.size), parameters=dict(parameters),
-        p_value_paper=paper_p_value(observed, null),
-    )
 
 
 # --------------------------------------------------------------------------- SKCE tests
@@ -110,9 +50,9 @@ def skce_test(
     summand h is bounded by |h| ≤ sup k · ‖r‖‖r'‖ ≤ 2, so under H0
     ``P(SKCE_u ≥ t) ≤ exp(−⌊n/2⌋ t² / 8)``; valid for any n, conservative.
 
-    ``computation`` applies to the consistency test (:mod:`core.computation`): ``"exact"``
+    ``computation`` applies to the consistency test (:mod:`core.kernels.computation`): ``"exact"``
     tiles, ``"rff"`` random Fourier features with ``n_features`` features (labels redrawn
-    chunk by chunk; the level stays exact, :mod:`core.rff`), ``"block"`` the block z-test,
+    chunk by chunk; the level stays exact, :mod:`core.kernels.rff`), ``"block"`` the block z-test,
     ``"auto"`` exact while it takes a few seconds here. ``parameters["computation"]`` says
     which ran and why.
     """
@@ -139,7 +79,7 @@ def skce_test(
 
 def _fourier_consistency(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: int,
                          n_features: int, seed: int) -> np.ndarray:
-    """The consistency statistics under random Fourier features (:mod:`core.rff`): every
+    """The consistency statistics under random Fourier features (:mod:`core.kernels.rff`): every
     resample's m residual columns are drawn chunk by chunk and summed per resample."""
     n, m = R.shape
 
@@ -176,7 +116,8 @@ def _consistency_statistics(
 
 def _redrawn_residuals(Z: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
     """``(n, size·m)`` residuals of labels redrawn from the predictions, in the layout of
-    :func:`core.skce.prediction_residuals` (binary: the √2-scaled one-dimensional form)."""
+    :func:`core.metrics.skce_estimate.prediction_residuals` (binary: the √2-scaled one-dimensional
+    form)."""
     n = Z.shape[0]
     if Z.shape[1] == 1:
         return np.sqrt(2.0) * bernoulli_residuals(Z[:, 0] / np.sqrt(2.0), size, rng)
@@ -201,45 +142,3 @@ def _block_test(Z: np.ndarray, R: np.ndarray, sigma: float, block_size: int) -> 
         "z": float(z), "standard_error": se, "computation": f"block({block_size})",
     })
 
-
-# --------------------------------------------------------------------------- binned test
-
-
-def hosmer_lemeshow(
-    confidence: np.ndarray, outcome: np.ndarray, n_groups: int = 10,
-    fitted_on_this_data: bool = False,
-) -> TestResult:
-    """Hosmer–Lemeshow goodness-of-fit test over groups of equal size sorted by confidence.
-
-    ``HL = Σ_g (O_g − E_g)² / (E_g (1 − E_g / n_g))`` with O_g, E_g the observed and expected
-    number of events in group g. Under H0, HL ~ χ² with G − 2 degrees of freedom when the model
-    was fitted on these rows (Hosmer & Lemeshow 1980) and G when it is evaluated on new data,
-    as in an audit on a held-out split (the default). Groups with zero variance are skipped.
-    """
-    confidence = check_probs(confidence)
-    if confidence.ndim != 1:
-        raise ValueError("confidence must be a 1-D array: one probability per row.")
-    outcome = np.asarray(outcome, dtype=np.float64)
-    if outcome.shape != confidence.shape or not np.isin(outcome, (0.0, 1.0)).all():
-        raise ValueError("outcome must hold one 0 or 1 per row of confidence.")
-    n_groups = check_count("n_groups", n_groups, 1)
-    order = np.argsort(confidence, kind="stable")
-    groups = np.array_split(order, min(n_groups, confidence.size))
-    observed = np.array([outcome[g].sum() for g in groups])
-    expected = np.array([confidence[g].sum() for g in groups])
-    sizes = np.array([g.size for g in groups], dtype=np.float64)
-    variance = expected * (1.0 - expected / sizes)
-    used = variance > 0
-    statistic = float(np.sum((observed[used] - expected[used]) ** 2 / variance[used]))
-    df = int(used.sum()) - (2 if fitted_on_this_data else 0)
-    p = float(stats.chi2.sf(statistic, df)) if df > 0 else float("nan")
-    return TestResult(statistic, p, np.empty(0), "hosmer-lemeshow", 0,
-                      {"groups": int(used.sum()), "degrees_of_freedom": df})
-
-
-# Tests of the curve-based and cumulative families live in their own modules (DESIGN.md) and
-# are re-exported here for the contract names ``stattests.spiegelhalter_test`` and
-# ``stattests.cumulative_test``; those modules import TestResult inside their functions, so
-# there is no import cycle.
-from core.clinical import cox_test, spiegelhalter_test  # noqa: E402, F401
-from core.cumulative import cumulative_test  # noqa: E402, F401

@@ -7,7 +7,6 @@ probability, feature and group value.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
@@ -15,14 +14,17 @@ import pandas as pd
 import streamlit as st
 
 from core import audit, local, metrics
-from core.data import AuditData
-from core.embedding import Embedding, embed, embedding_cache_key, prepare_features
-from core.klce import GridTestResult
-from core.lcb import LcbEstimate
-from core.lce import LceMethod, LceResult, confidence_bins, lce_result, plan_method
-from core.local_kernel import inputs_for
+from core.data.audit_data import AuditData
+from core.kernels.spec import inputs_for
+from core.local.embedding import Embedding, embed, embedding_cache_key, prepare_features
+from core.local.lcb_estimate import LcbEstimate
+from core.local.lce_estimate import LceResult, lce_result
+from core.local.lce_inputs import confidence_bins
+from core.local.lce_plan import LceMethod, plan_method
 from core.report import charts
-from core.stattests import TestResult
+from core.stattests.klce_grid import GridTestResult
+from core.stattests.result import TestResult
+from dashboard.cache.memo import ProcessMemo
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -92,26 +94,6 @@ def klce_test(fingerprint: str, features: tuple[str, ...], class_index: int | No
                            computation=computation, n_features=audit.TEST_FEATURES)
 
 
-class ProcessMemo:
-    """A small least-recently-used store shared by all sessions of the server process.
-
-    For computations that report progress into a bar drawn outside them: Streamlit's
-    ``st.cache_data`` records such calls and fails to replay them on a hit.
-    """
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.store: OrderedDict = OrderedDict()
-
-    def get(self, key, compute: Callable[[], object]):
-        if key not in self.store:
-            self.store[key] = compute()
-            while len(self.store) > self.limit:
-                self.store.popitem(last=False)
-        self.store.move_to_end(key)
-        return self.store[key]
-
-
 _GRIDS = ProcessMemo(limit=16)
 _EMBEDDINGS = ProcessMemo(limit=8)
 
@@ -165,7 +147,7 @@ def embedding(fingerprint: str, features: tuple[str, ...], method: str, data: Au
 def lce_values(fingerprint: str, features: tuple[str, ...], method: str, gamma: float,
                signed: bool, _coords: np.ndarray, _conf: np.ndarray,
                _correct: np.ndarray, computation: str = "auto") -> LceResult:
-    """LCE at γ with the computation that ran (:func:`core.lce.lce_result`)."""
+    """LCE at γ with the computation that ran (:func:`core.local.lce_estimate.lce_result`)."""
     return lce_result(_conf, _correct, _coords, gamma, signed=signed, method=computation)
 
 
@@ -216,3 +198,4 @@ def audit_figures(result: audit.AuditResult, data: AuditData) -> tuple:
     """:func:`core.report.charts.audit_figures`, memoised per process with the audit."""
     return _FIGURES.get((data.fingerprint, result.settings),
                         lambda: charts.audit_figures(result, data))
+

@@ -1,7 +1,7 @@
 """Cached wrappers around :mod:`core.ensembles` for the Ensembles page.
 
 The comparison reports progress into a bar drawn outside it, so it is memoised per server
-process (:class:`dashboard.cache.ProcessMemo`) rather than with ``st.cache_data``, keyed on the
+process (:class:`dashboard.cache.memo.ProcessMemo`) rather than with ``st.cache_data``, keyed on the
 data's fingerprint, the chosen members and features, and the frozen settings value.
 """
 
@@ -13,14 +13,14 @@ import pandas as pd
 import streamlit as st
 
 from core import metrics
-from core.data import AuditData
+from core.data.audit_data import AuditData
 from core.ensembles.summary import (
     CredalComparison,
     CredalSettings,
     compare_weights,
     ensemble_inputs,
 )
-from dashboard.cache import ProcessMemo
+from dashboard.cache.memo import ProcessMemo
 
 _COMPARISONS = ProcessMemo(limit=8)
 

@@ -1,7 +1,7 @@
 """Cached calls into ``core.estimators`` for the Estimators page.
 
 The selection reports progress into a bar drawn outside it, so it is memoised per process
-(:class:`dashboard.cache.ProcessMemo`) rather than with ``st.cache_data``, which cannot
+(:class:`dashboard.cache.memo.ProcessMemo`) rather than with ``st.cache_data``, which cannot
 replay such calls; the key is the data fingerprint and the frozen settings value.
 """
 
@@ -14,9 +14,9 @@ import pandas as pd
 import streamlit as st
 
 from core import estimators
-from core.data import AuditData
+from core.data.audit_data import AuditData
 from core.estimators import EstimatorSelection, SelectionSettings
-from dashboard.cache import ProcessMemo
+from dashboard.cache.memo import ProcessMemo
 
 _SELECTIONS = ProcessMemo(limit=16)
 

@@ -1,7 +1,7 @@
 """Cached wrappers for the Recalibration page.
 
 The comparison and its slow views report progress into a bar, so they are memoised per
-process (:class:`dashboard.cache.ProcessMemo`) on the dataset fingerprint and the frozen
+process (:class:`dashboard.cache.memo.ProcessMemo`) on the dataset fingerprint and the frozen
 :class:`~core.recalibration.compare.CompareSettings`; the quick reliability tables are cached
 with ``st.cache_data`` on the same key (the comparison itself passed unhashed).
 """
@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from core.data import AuditData
+from core.data.audit_data import AuditData
 from core.recalibration.compare import (
     CompareSettings,
     Comparison,
@@ -21,7 +21,7 @@ from core.recalibration.compare import (
     mlce_curves,
     reliability_tables,
 )
-from dashboard.cache import ProcessMemo
+from dashboard.cache.memo import ProcessMemo
 
 _COMPARISONS = ProcessMemo(limit=8)
 

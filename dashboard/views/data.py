@@ -8,12 +8,15 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
-from core.column_guess import group_member_columns, guess_columns
-from core.data import AuditData, ColumnMapping, DataError, ValidationNote, summarise_columns
-from core.demo import DEMOS, demo_mapping
-from core.figures import class_balance_figure
-from core.readers import SUPPORTED_SUFFIXES, LoadedTable, read_table
-from core.reference_model import REFERENCE_MODELS, train_reference_model
+from core.data.audit_data import AuditData
+from core.data.column_guess import group_member_columns, guess_columns
+from core.data.demo import DEMOS, demo_mapping
+from core.data.mapping import ColumnMapping
+from core.data.problems import DataError, ValidationNote
+from core.data.readers import SUPPORTED_SUFFIXES, LoadedTable, read_table
+from core.data.reference_model import REFERENCE_MODELS, train_reference_model
+from core.data.table import summarise_columns
+from core.figures.data import class_balance_figure
 from dashboard.components import chart, validation_report
 from dashboard.state import (
     active_audit,

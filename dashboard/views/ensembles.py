@@ -13,14 +13,15 @@ from core.ensembles import (
     null_description,
 )
 from core.ensembles.summary import ENSEMBLE_ROWS, CredalSettings, tested_rows
-from core.figures import (
+from core.figures.ensembles import (
     credal_p_values_figure,
     credal_weights_figure,
     credal_weights_map_figure,
-    null_histogram_figure,
-    reliability_grid,
 )
-from dashboard import cache, ensemble_cache
+from core.figures.reliability import reliability_grid
+from core.figures.trust import null_histogram_figure
+from dashboard.cache import diagnostics
+from dashboard.cache import ensembles as ensemble_cache
 from dashboard.components import chart, verdict
 from dashboard.state import active_audit, cached_demo
 
@@ -142,7 +143,7 @@ if features:
         st.caption(f"'{picked}' is categorical; see the map below.")
     if data.feature_matrix(features).shape[1] >= 2:
         bar = st.progress(0.0, text="Embedding the features…")
-        embedding = cache.embedding(data.fingerprint, features, "pca", data,
+        embedding = diagnostics.embedding(data.fingerprint, features, "pca", data,
                                     progress=lambda f, m: bar.progress(f, text=m))
         bar.empty()
         chart(credal_weights_map_figure(embedding.coords[shown_rows],

@@ -11,7 +11,7 @@ from core.audit import settings_for
 from core.report import build_report, render_figures
 from core.report.export import MIME_TYPES, ExportError, available_formats, zip_archive
 from core.report.export import static_unavailable_reason as no_static_reason
-from dashboard import cache
+from dashboard.cache import diagnostics
 from dashboard.state import (
     active_audit,
     export_file,
@@ -116,7 +116,7 @@ if reason:
     st.warning(reason + " The report is written as interactive HTML.", icon=":material/info:")
 
 gate = st.empty()  # the explanation and the button, cleared once the audit is there
-if not cache.has_audit_result(settings, audit):
+if not diagnostics.has_audit_result(settings, audit):
     with gate.container():
         st.info(f"The audit computes what every page shows, on the {audit.n:,} rows of "
                 f"{audit.name}. It can take minutes: the census demo's 5,000 test rows took "
@@ -125,9 +125,9 @@ if not cache.has_audit_result(settings, audit):
         if not st.button("Run the audit", type="primary", key="export_run"):
             st.stop()
 bar = st.progress(0.0, text="Running the audit…")
-result = cache.audit_result(settings, audit, progress=lambda f, m: bar.progress(f, text=m))
+result = diagnostics.audit_result(settings, audit, progress=lambda f, m: bar.progress(f, text=m))
 bar.progress(1.0, text="Drawing the figures…")
-figures = cache.audit_figures(result, audit)
+figures = diagnostics.audit_figures(result, audit)
 bar.empty()
 gate.empty()
 st.success(f"Audit of {result.rows:,} rows ({result.part}) of {result.dataset}: "

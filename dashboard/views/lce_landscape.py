@@ -7,15 +7,16 @@ import streamlit as st
 
 from core import metrics
 from core.audit import curve_computation
-from core.embedding import landscape_coordinates, profile_coordinates
-from core.figures import (
+from core.figures.lce import (
     lce_cdf_figure,
     lce_profile_figure,
     lce_scatter_figure,
     mlce_curve_figure,
 )
-from core.lce import bin_lce_cdf, bin_summary, confidence_bins
-from dashboard import cache
+from core.local.embedding import landscape_coordinates, profile_coordinates
+from core.local.lce_inputs import confidence_bins
+from core.local.lce_summary import bin_lce_cdf, bin_summary
+from dashboard.cache import diagnostics
 from dashboard.components import about, analysis_part, chart
 from dashboard.state import active_audit
 
@@ -65,7 +66,7 @@ if profile:
 else:
     bar = st.progress(0.0, text=f"{METHOD_LABELS[method]} embedding…")
     try:
-        embedding = cache.embedding(data.fingerprint, features, method, data,
+        embedding = diagnostics.embedding(data.fingerprint, features, method, data,
                                     progress=lambda fraction, message: bar.progress(
                                         fraction, text=message))
     except ValueError as error:  # too few distinct rows for t-SNE/UMAP, constant features
@@ -82,12 +83,12 @@ gamma = st.select_slider("Kernel bandwidth γ", GAMMAS, value=0.2, key="lce_gamm
                          help="Laplacian kernel exp(−‖a − b‖₁ / (d·γ)) on the standardised "
                               "embedding: small γ = very local, large γ → the bin's global "
                               "error.")
-plan = cache.lce_plan(data.fingerprint, features, method, gamma, standardized, conf)
+plan = diagnostics.lce_plan(data.fingerprint, features, method, gamma, standardized, conf)
 exact = not plan.exact and st.toggle(
     f"Exact LCE ({about(plan.exact_seconds)} per γ)", key="lce_exact",
     help="The binned grid's error bound is a worst case; the exact computation removes it.")
 computation = "exact" if exact else "auto"
-result = cache.lce_values(data.fingerprint, features, method, gamma, signed, standardized,
+result = diagnostics.lce_values(data.fingerprint, features, method, gamma, signed, standardized,
                           conf, correct, computation)
 values = result.values
 st.caption(f"LCE at γ = {gamma:g} on {data.n:,} rows: {result.method.describe()}.")
@@ -132,7 +133,7 @@ with right:
 
 st.header("MLCE against the bandwidth")
 bar = st.progress(0.0, text="MLCE over γ…")
-curve = cache.mlce_curve(data.fingerprint, features, method, CURVE_GAMMAS, standardized, conf,
+curve = diagnostics.mlce_curve(data.fingerprint, features, method, CURVE_GAMMAS, standardized, conf,
                          correct, computation, progress=lambda f, m: bar.progress(f, text=m))
 bar.empty()
 mce = metrics.mce(data.probs, data.y, N_BINS, "uniform", notion="top-label")

@@ -7,11 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from core.audit import subgroup_table
-from core.figure_style import caption_text
-from core.figures import lcb_figure
-from core.lcb import lcb_trends
-from core.local_kernel import one_vs_rest
-from dashboard import cache
+from core.figures.local_bias import lcb_figure
+from core.figures.style import caption_text
+from core.kernels.spec import one_vs_rest
+from core.local.lcb_trends import lcb_trends
+from dashboard.cache import diagnostics
 from dashboard.components import about, chart, class_picker
 from dashboard.state import active_audit
 
@@ -26,7 +26,7 @@ st.caption(
     "the risk, negative where it overestimates it."
 )
 audit = active_audit()
-reference, query, how = cache.reference_and_query(audit)
+reference, query, how = diagnostics.reference_and_query(audit)
 st.caption(f"Rows: {how} ({reference.n:,} reference rows, {query.n:,} evaluated).")
 
 numeric = [c for c in audit.feature_frame.columns
@@ -38,7 +38,7 @@ features = tuple(left.multiselect(
 with right:
     class_index = class_picker(audit, key="lcb_class")
 
-cv_p, cv_x, cv_table = cache.lcb_bandwidths(reference.fingerprint, features, class_index,
+cv_p, cv_x, cv_table = diagnostics.lcb_bandwidths(reference.fingerprint, features, class_index,
                                             reference)
 c1, c2, c3 = st.columns(3)
 choice = c1.radio("Bandwidths", ["cross-validated", "manual"], horizontal=True,
@@ -56,12 +56,12 @@ st.caption(f"σ_p = {sigma_p:.3g} (prediction), σ_x = {sigma_x:.3g} (standardis
            + (" — chosen by leave-one-out cross-validation." if choice != "manual" else "."))
 
 key = reference.fingerprint + query.fingerprint
-estimate = cache.lcb_values(key, features, class_index, sigma_p, sigma_x, reference, query)
+estimate = diagnostics.lcb_values(key, features, class_index, sigma_p, sigma_x, reference, query)
 if estimate.plan.computation != "exact" and st.toggle(
         f"Exact LCB: every row from every reference row ({about(estimate.plan.exact_seconds)})",
         key="lcb_exact"):
-    estimate = cache.lcb_values(key, features, class_index, sigma_p, sigma_x, reference, query,
-                                "exact")
+    estimate = diagnostics.lcb_values(key, features, class_index, sigma_p, sigma_x, reference,
+                                      query, "exact")
 st.caption(estimate.describe())
 values, rows = estimate.values, estimate.rows
 shown = query if rows is None else query.subset(rows)  # the evaluated rows

@@ -8,15 +8,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.figures import (
+from core.figures.recalibration import (
     klce_pvalue_figure,
     lcb_before_after_figure,
     mlce_comparison_figure,
-    reliability_grid,
 )
+from core.figures.reliability import reliability_grid
 from core.recalibration import RECALIBRATORS
 from core.recalibration.compare import BETTER, METRICS, UNCALIBRATED, CompareSettings
-from dashboard import recal_cache
+from dashboard.cache import recalibration as recal_cache
 from dashboard.components import chart
 from dashboard.state import (
     active_audit,

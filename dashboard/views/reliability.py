@@ -12,15 +12,15 @@ from core.audit import (
     skce_exact_seconds,
 )
 from core.audit import tests_table as audit_tests_table
-from core.figure_style import caption_text
-from core.figures import (
+from core.figures.reliability import (
     CUMULATIVE_POINTS,
     cumulative_figure,
     reliability_figure,
     reliability_grid,
     smooth_reliability_figure,
 )
-from dashboard import cache
+from core.figures.style import caption_text
+from dashboard.cache import diagnostics
 from dashboard.components import analysis_part, chart, computation_note, verdict
 from dashboard.state import active_audit, exact_requested
 
@@ -60,7 +60,7 @@ st.caption(f"Notion: **{notion}** — {NOTION_HELP[notion]}. Rows: **{data.n:,}*
 left, right = st.columns([3, 2])
 with left:
     binned, smooth, cumulative = st.tabs(["Binned", "Smooth", "Cumulative differences"])
-    table = cache.reliability_table(data.fingerprint, notion, class_index, n_bins, strategy,
+    table = diagnostics.reliability_table(data.fingerprint, notion, class_index, n_bins, strategy,
                                     interval, data)
     with binned:
         chart(reliability_figure(table, class_name=class_name), key="rel_diagram",
@@ -68,7 +68,7 @@ with left:
     empty = int((table["count"] == 0).sum())
     if empty:
         binned.caption(f"{empty} of {len(table)} bins hold no rows and are not drawn.")
-    diagram = cache.smooth_diagram(data.fingerprint, notion, class_index, data)
+    diagram = diagnostics.smooth_diagram(data.fingerprint, notion, class_index, data)
     with smooth:
         chart(smooth_reliability_figure(diagram, class_name=class_name), key="rel_smooth",
               caption=caption_text(notion=notion, split=part, n=data.n))
@@ -76,7 +76,7 @@ with left:
                    f"Gaussian kernel, bandwidth σ = {diagram.bandwidth:.4f} chosen where "
                    "smECE = σ; the width follows the density of predictions; band: "
                    f"{diagram.n_resamples} bootstrap resamples.")
-    path = cache.cumulative_path(data.fingerprint, notion, class_index, data)
+    path = diagnostics.cumulative_path(data.fingerprint, notion, class_index, data)
     with cumulative:
         chart(cumulative_figure(path, class_name=class_name), key="rel_cumulative",
               caption=caption_text(notion=notion, split=part, n=data.n))
@@ -98,9 +98,9 @@ with right:
                       help="basic: corrects the upward bias of binned errors (default); "
                            "percentile: the quantiles of the resampled values.")
     summary = pd.concat([
-        cache.metrics_table(data.fingerprint, notion, n_bins, strategy, n_boot, method,
+        diagnostics.metrics_table(data.fingerprint, notion, n_bins, strategy, n_boot, method,
                             skce_mode, data),
-        cache.extended_metrics(data.fingerprint, notion, class_index, n_boot, method, data),
+        diagnostics.extended_metrics(data.fingerprint, notion, class_index, n_boot, method, data),
     ], ignore_index=True)
     shown = summary.assign(
         interval=[f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(summary["ci_low"],
@@ -121,7 +121,7 @@ with right:
             st.markdown(f"**{row['metric']}** — {row['description']}")
 
 st.header("Calibration tests")
-tests = cache.calibration_tests(data.fingerprint, notion, class_index, TEST_RESAMPLES,
+tests = diagnostics.calibration_tests(data.fingerprint, notion, class_index, TEST_RESAMPLES,
                                 skce_mode, data)
 consistency = tests["consistency"]
 verdict(consistency.p_value, ALPHA,
@@ -146,7 +146,7 @@ if audit.groups.shape[1] == 0:
 else:
     group = st.selectbox("Group attribute", list(audit.groups.columns), key="rel_group")
     group_bins = min(n_bins, 10)
-    summary, tables = cache.group_diagnostics(
+    summary, tables = diagnostics.group_diagnostics(
         data.fingerprint, group, notion, class_index, group_bins, strategy, data)
     measured = summary.dropna(subset=["mce"])
     if len(measured):

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from core.figure_style import caption_text
-from core.figures import null_histogram_figure, p_value_heatmap_figure
-from core.klce import DEFAULT_NULL, NULL_EXPLANATIONS, NULLS
-from dashboard import cache
+from core.figures.style import caption_text
+from core.figures.trust import null_histogram_figure, p_value_heatmap_figure
+from core.stattests.klce import DEFAULT_NULL, NULL_EXPLANATIONS, NULLS
+from dashboard.cache import diagnostics
 from dashboard.components import analysis_part, chart, class_picker, computation_note, verdict
 from dashboard.state import active_audit, exact_requested
 
@@ -63,7 +63,7 @@ st.markdown(
 )
 grid_computation = "exact" if exact_requested("trust_grid", data.fingerprint) else "auto"
 bar = st.progress(0.0, text="Bandwidth grid…")
-grid = cache.klce_grid(data.fingerprint, features, class_index, null, GRID_RESAMPLES, data,
+grid = diagnostics.klce_grid(data.fingerprint, features, class_index, null, GRID_RESAMPLES, data,
                        progress=lambda fraction, message: bar.progress(fraction, text=message),
                        computation=grid_computation)
 bar.empty()
@@ -84,7 +84,7 @@ st.caption(f"p-value at each bandwidth pair (outlined: ≤ α) from B = {GRID_RE
            "resamples; the grid's centre is the median heuristic.")
 
 st.header("At one bandwidth pair")
-base_p, base_x = cache.median_bandwidths(data.fingerprint, features, class_index, data)
+base_p, base_x = diagnostics.median_bandwidths(data.fingerprint, features, class_index, data)
 s1, s2 = st.columns(2)
 factor_p = s1.select_slider(
     "Prediction bandwidth σ_p", FACTORS, value=1.0, key="trust_sigma_p",
@@ -98,7 +98,7 @@ if features:
         help="Multiples of the median heuristic, in standard deviations of the features.")
 sigma_p, sigma_x = base_p * factor_p, (base_x * factor_x if features else np.inf)
 single_computation = "exact" if exact_requested("trust_single", data.fingerprint) else "auto"
-result = cache.klce_test(data.fingerprint, features, class_index, sigma_p, sigma_x, null,
+result = diagnostics.klce_test(data.fingerprint, features, class_index, sigma_p, sigma_x, null,
                          n_resamples, data, computation=single_computation)
 computation_note(result.parameters, "trust_single", data.fingerprint)
 verdict(result.p_value, alpha,

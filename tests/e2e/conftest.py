@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import APP, ROOT
+from tests.system_programs import missing_reason
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -30,7 +31,7 @@ STARTUP_SECONDS = 90
 
 requires_chromium = pytest.mark.skipif(
     not Path(CHROMIUM).exists(),
-    reason=f"no Chromium at {CHROMIUM}: install Debian's 'chromium' package (CI does)",
+    reason=f"no Chromium at {CHROMIUM}; " + missing_reason("chromium"),
 )
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from core.simulations import scale_table
+from core.data.simulations import scale_table
 from dashboard.guard import FAILURE_PREFIX
 from tests.app_pages import discover_pages
 from tests.e2e.conftest import requires_chromium, screenshot

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.audit import run_audit
-from core.data import AuditData
+from core.data.audit_data import AuditData
 from core.report import build_report, write_report
 from tests.e2e.conftest import SCREENSHOTS, requires_chromium
 from tests.report_fixtures import COMPARISON, FAST, audit_table

@@ -1,7 +1,8 @@
-"""The papers' simulated data, and the size-and-power study of the KLCE nulls.
+"""The papers' simulated data, and the scale table.
 
 Data generators used by the tests, the benchmarks and the demos (tests import them from here,
-never from ``benchmarks``). Each takes a ``numpy.random.Generator`` and returns
+never from ``benchmarks``; the KLCE null study that runs on them is
+:mod:`core.stattests.level_study`). Each takes a ``numpy.random.Generator`` and returns
 ``(p, y, X)``: P(y = 1) of the model, binary labels and the audit features (or ``None``).
 
 I-trustworthy §4 and App. A.2 (VALIDATION.md):
@@ -19,16 +20,11 @@ under-confident in different halves of its feature space.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 from scipy.special import expit
-
-from core.klce import STUDIED_NULLS, p_values_of_nulls
-from core.local_kernel import kernel_inputs
-
-ALPHA = 0.05
 
 Draw = Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray, np.ndarray | None]]
 
@@ -83,26 +79,6 @@ def spatially_miscalibrated_classifier(
     return conf, correct, X
 
 
-def rejection_rates(draw: Draw, reps: int, resamples: int, bandwidths: tuple,
-                    standardize: bool, seed: int,
-                    nulls: Sequence[str] = STUDIED_NULLS) -> dict[str, float]:
-    """Share of ``reps`` simulated datasets on which each KLCE null rejects at ``ALPHA``.
-
-    ``draw(rng) -> (p, y, X)``; ``bandwidths = (σ_p, σ_x)`` (``None``: median heuristic).
-    Every repetition computes all nulls from one residual matrix in one tile-engine pass
-    (:func:`core.klce.p_values_of_nulls`). The binomial standard error of a rate r over R
-    repetitions is √(r(1 − r)/R).
-    """
-    rng = np.random.default_rng(seed)
-    rejected = dict.fromkeys(nulls, 0)
-    for _ in range(reps):
-        p, y, X = draw(rng)
-        inputs = kernel_inputs(p, y, X, *bandwidths, standardize=standardize)
-        for null, p_value in p_values_of_nulls(inputs, nulls, resamples, rng).items():
-            rejected[null] += p_value <= ALPHA
-    return {null: count / reps for null, count in rejected.items()}
-
-
 #: The audit features of :func:`scale_table` (3 numeric, 1 categorical, also the group).
 SCALE_FEATURES = ("age", "income", "tenure", "region")
 
@@ -128,3 +104,4 @@ def scale_table(n: int, seed: int = 0) -> pd.DataFrame:
     label = (rng.random(n) < expit(model_logit + bias)).astype(np.int8)
     return pd.DataFrame({"label": label, "prob": expit(model_logit), "age": age,
                          "income": income, "tenure": tenure, "region": region})
+

@@ -8,34 +8,12 @@ MCE for this reason).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pandas as pd
 
 from core import metrics
-from core.stattests import hosmer_lemeshow
-
-#: Groups with fewer rows are listed but not measured.
-MIN_GROUP_ROWS = 30
-
-
-def group_levels(labels: np.ndarray) -> list[str]:
-    """Group levels, largest first (ties by name)."""
-    values, counts = np.unique(np.asarray(labels, dtype=str), return_counts=True)
-    order = sorted(range(values.size), key=lambda i: (-counts[i], values[i]))
-    return [str(values[i]) for i in order]
-
-
-def iter_groups(labels: np.ndarray, min_rows: int = 0) -> Iterator[tuple[str, np.ndarray]]:
-    """``(level, mask)`` for every group level with at least ``min_rows`` rows, largest first
-    (:func:`group_levels` order); ``mask`` is a boolean row mask. The one per-group loop of the
-    diagnostics here and of the group-wise recalibrators."""
-    labels = np.asarray(labels, dtype=str)
-    for level in group_levels(labels):
-        mask = labels == level
-        if mask.sum() >= min_rows:
-            yield level, mask
+from core.data.groups import MIN_GROUP_ROWS, iter_groups
+from core.stattests.goodness_of_fit import hosmer_lemeshow
 
 
 def group_calibration_table(
@@ -105,3 +83,4 @@ def group_reliability_tables(
                 probs[mask], y[mask], n_bins=n_bins, strategy=strategy, notion=notion,
                 class_index=class_index, n_resamples=n_resamples, seed=seed)
             for level, mask in iter_groups(labels, min_rows)}
+

@@ -1,0 +1,56 @@
+"""The audited table: reading it, guessing and checking its columns, the validated container
+:class:`AuditData`, groups, the generated demos and simulations, and the reference-model
+workflow for a table without predictions.
+
+This is the public face (``from core.data import AuditData``); one concept per module:
+
+* :mod:`core.data.readers` — CSV/TSV/Parquet files into a frame, delimiter and encoding
+  detected; :mod:`core.data.column_guess` — roles guessed from names and values;
+* :mod:`core.data.table` — the raw table's columns (repeated names, categorical columns,
+  per-column summaries); :mod:`core.data.mapping` — which column plays which role;
+* :mod:`core.data.predictions` — labels, probabilities and ensemble members decoded and
+  checked; :mod:`core.data.features` — audit features encoded, groups, splits;
+* :mod:`core.data.audit_data` — :class:`AuditData`, the one validated input container;
+* :mod:`core.data.problems` — :class:`DataError` and the validation report's notes;
+* :mod:`core.data.validation` — the argument checks every public function runs once;
+* :mod:`core.data.groups` — levels of a group attribute, largest first;
+* :mod:`core.data.demo` — the four generated demos; :mod:`core.data.simulations` — the
+  papers' simulated data and the scale table;
+* :mod:`core.data.reference_model` — train a model on a raw table and audit its predictions.
+"""
+
+from core.data.audit_data import AuditData
+from core.data.column_guess import ColumnGuess, guess_columns
+from core.data.demo import DEFAULT_DEMO, DEMOS, demo_frame, demo_mapping, load_demo
+from core.data.mapping import ColumnMapping
+from core.data.problems import DataError, ValidationNote, describe_rows
+from core.data.readers import LoadedTable, read_table
+from core.data.reference_model import (
+    REFERENCE_MODELS,
+    ReferenceModelResult,
+    train_reference_model,
+)
+from core.data.table import deduplicate_columns, is_categorical, summarise_columns
+
+__all__ = [
+    "DEFAULT_DEMO",
+    "DEMOS",
+    "REFERENCE_MODELS",
+    "AuditData",
+    "ColumnGuess",
+    "ColumnMapping",
+    "DataError",
+    "LoadedTable",
+    "ReferenceModelResult",
+    "ValidationNote",
+    "deduplicate_columns",
+    "demo_frame",
+    "demo_mapping",
+    "describe_rows",
+    "guess_columns",
+    "is_categorical",
+    "load_demo",
+    "read_table",
+    "summarise_columns",
+    "train_reference_model",
+]

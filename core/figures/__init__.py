@@ -1,0 +1,64 @@
+"""Plotly figures, one module a page, shared by the dashboard and the report.
+
+This is the public face (``from core import figures``). :mod:`core.figures.style` holds the
+template and captions every figure gets, :mod:`core.figures.palette` the colours; the figures
+of each page are in the module named after it (:mod:`core.figures.reliability`,
+:mod:`core.figures.trust`, :mod:`core.figures.local_bias`, :mod:`core.figures.lce`,
+:mod:`core.figures.recalibration`, :mod:`core.figures.ensembles`,
+:mod:`core.figures.estimators`, :mod:`core.figures.data`).
+"""
+
+from core.figures.data import class_balance_figure
+from core.figures.ensembles import (
+    credal_p_values_figure,
+    credal_weights_figure,
+    credal_weights_map_figure,
+)
+from core.figures.estimators import (
+    estimator_curves_figure,
+    estimator_estimates_figure,
+    estimator_risk_figure,
+)
+from core.figures.lce import (
+    lce_cdf_figure,
+    lce_profile_figure,
+    lce_scatter_figure,
+    mlce_curve_figure,
+)
+from core.figures.local_bias import lcb_figure
+from core.figures.recalibration import (
+    klce_pvalue_figure,
+    lcb_before_after_figure,
+    mlce_comparison_figure,
+)
+from core.figures.reliability import (
+    cumulative_figure,
+    reliability_figure,
+    reliability_grid,
+    smooth_reliability_figure,
+)
+from core.figures.trust import null_histogram_figure, p_value_heatmap_figure
+
+__all__ = [
+    "class_balance_figure",
+    "credal_p_values_figure",
+    "credal_weights_figure",
+    "credal_weights_map_figure",
+    "cumulative_figure",
+    "estimator_curves_figure",
+    "estimator_estimates_figure",
+    "estimator_risk_figure",
+    "klce_pvalue_figure",
+    "lcb_before_after_figure",
+    "lcb_figure",
+    "lce_cdf_figure",
+    "lce_profile_figure",
+    "lce_scatter_figure",
+    "mlce_comparison_figure",
+    "mlce_curve_figure",
+    "null_histogram_figure",
+    "p_value_heatmap_figure",
+    "reliability_figure",
+    "reliability_grid",
+    "smooth_reliability_figure",
+]

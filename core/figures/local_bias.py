@@ -1,0 +1,69 @@
+"""Figures of the Local bias page: the LCB of every test row against a feature with per-group
+polynomial trends and bootstrap bands (I-trustworthy Fig. 6).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from core.figures.palette import GROUP_COLORS, with_alpha
+
+
+def lcb_figure(points: pd.DataFrame, trends: pd.DataFrame, feature: str,
+               color: str | None = None, facet: str | None = None,
+               max_points: int = 20_000) -> go.Figure:
+    """LCB per query row against a feature (I-trustworthy Fig. 6), with per-group trends.
+
+    ``points`` has columns ``feature``, ``lcb`` and the ``color`` / ``facet`` group columns;
+    ``trends`` comes from :func:`core.local.lcb_trends.lcb_trends` with its ``group`` column holding
+    ``"<facet> | <color>"`` labels (or one of them). At most ``max_points`` points are drawn.
+    """
+    if len(points) > max_points:
+        points = points.sample(max_points, random_state=0)
+    facets = sorted(points[facet].astype(str).unique()) if facet else [None]
+    columns = min(len(facets), 3)
+    rows = -(-len(facets) // columns)
+    figure = make_subplots(rows=rows, cols=columns, shared_yaxes=True,
+                           subplot_titles=[f"{facet} = {f}" for f in facets] if facet else None,
+                           horizontal_spacing=0.04, vertical_spacing=0.12)
+    colors = sorted(points[color].astype(str).unique()) if color else [None]
+    palette = {c: GROUP_COLORS[i % len(GROUP_COLORS)] for i, c in enumerate(colors)}
+    for k, f in enumerate(facets):
+        row, col = k // columns + 1, k % columns + 1
+        in_facet = points if f is None else points[points[facet].astype(str) == f]
+        for c in colors:
+            subset = in_facet if c is None else in_facet[in_facet[color].astype(str) == c]
+            name = c or "rows"
+            figure.add_scattergl(
+                x=subset[feature], y=subset["lcb"], mode="markers", name=name,
+                legendgroup=name, showlegend=k == 0,
+                marker=dict(size=4, opacity=0.35, color=palette[c]),
+                hovertemplate=f"{feature} %{{x}}<br>LCB %{{y:.3f}}<extra>{name}</extra>",
+                row=row, col=col,
+            )
+            label = " | ".join(str(v) for v in (f, c) if v is not None) or "all"
+            trend = trends[trends["group"] == label]
+            if len(trend):
+                figure.add_scatter(
+                    x=list(trend["x"]) + list(trend["x"][::-1]),
+                    y=list(trend["high"]) + list(trend["low"][::-1]), fill="toself",
+                    fillcolor=with_alpha(palette[c], 0.18), line=dict(width=0),
+                    hoverinfo="skip", showlegend=False, legendgroup=name, row=row, col=col,
+                )
+                figure.add_scatter(
+                    x=trend["x"], y=trend["fit"], mode="lines",
+                    line=dict(color=palette[c], width=3), showlegend=False, legendgroup=name,
+                    hovertemplate=f"{label}: %{{y:.3f}} at {feature} %{{x:.3g}}<extra></extra>",
+                    row=row, col=col,
+                )
+        figure.add_hline(y=0, line=dict(color="#7f8c8d", dash="dash", width=1), row=row,
+                         col=col)
+        figure.update_xaxes(title_text=feature, row=row, col=col)
+    figure.update_yaxes(title_text="LCB (observed − predicted)", col=1)
+    figure.update_layout(height=380 * rows + 60, margin=dict(l=10, r=10, t=60, b=10),
+                         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0,
+                                     title_text=color or ""))
+    return figure
+

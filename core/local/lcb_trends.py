@@ -1,0 +1,108 @@
+"""Around the LCB point estimates (:mod:`core.local.lcb_estimate`): polynomial trends of the
+LCB against one feature per group with bootstrap bands (I-trustworthy Fig. 6), and the
+ranking of subgroups (group × feature range) by mean |LCB| with each one's raw residual
+evidence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from core.local.lcb_estimate import MIN_SUBGROUP
+
+
+def lcb_trends(
+    feature: np.ndarray,
+    values: np.ndarray,
+    groups: np.ndarray | None = None,
+    degree: int = 3,
+    n_resamples: int = 200,
+    level: float = 0.90,
+    grid_points: int = 80,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Polynomial fit of LCB against a numeric feature, per group, with bootstrap bands.
+
+    Least-squares polynomial of ``degree`` (1–5) on each group's (feature, LCB) pairs,
+    evaluated on a grid over that group's feature range; the band is the pointwise central
+    ``level`` range of the fits to ``n_resamples`` row resamples of the group. The rows'
+    LCB values are themselves kernel smooths and not independent, so the band shows the
+    spread of the fitted curve over the plotted points, not a full inferential interval.
+    Returns columns ``group, x, fit, low, high, rows``.
+    """
+    if not 1 <= degree <= 5:
+        raise ValueError("The polynomial degree must be between 1 and 5.")
+    feature = np.asarray(feature, dtype=np.float64)
+    values = np.asarray(values, dtype=np.float64)
+    labels = np.full(feature.shape, "all", dtype=object) if groups is None \
+        else np.asarray(groups, dtype=object)
+    rng = np.random.default_rng(seed)
+    alpha = 1.0 - level
+    frames = []
+    for group in pd.unique(labels):
+        mask = labels == group
+        x, v = feature[mask], values[mask]
+        if x.size <= degree + 1 or np.ptp(x) == 0:
+            continue
+        grid = np.linspace(x.min(), x.max(), grid_points)
+        fit = np.polynomial.Polynomial.fit(x, v, degree)(grid)
+        rows = rng.integers(0, x.size, size=(n_resamples, x.size))
+        curves = np.array([_refit(x[r], v[r], degree, grid) for r in rows])
+        low, high = np.nanquantile(curves, [alpha / 2, 1 - alpha / 2], axis=0)
+        frames.append(pd.DataFrame({"group": str(group), "x": grid, "fit": fit, "low": low,
+                                    "high": high, "rows": int(mask.sum())}))
+    columns = ["group", "x", "fit", "low", "high", "rows"]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+def _refit(x: np.ndarray, v: np.ndarray, degree: int, grid: np.ndarray) -> np.ndarray:
+    if np.ptp(x) == 0:
+        return np.full(grid.shape, np.nan)
+    return np.polynomial.Polynomial.fit(x, v, degree)(grid)
+
+
+def biased_subgroups(
+    values: np.ndarray,
+    residuals: np.ndarray,
+    p: np.ndarray,
+    groups: pd.DataFrame,
+    feature: np.ndarray | None = None,
+    feature_name: str = "feature",
+    n_ranges: int = 4,
+    min_rows: int = MIN_SUBGROUP,
+) -> pd.DataFrame:
+    """Subgroups (every combination of the group columns × a quantile range of ``feature``)
+    ranked by mean |LCB|, largest first.
+
+    Each row: the subgroup's size, mean LCB (signed: positive = risk underestimated) and mean
+    |LCB|, and the raw evidence that does not depend on kernels — the observed rate minus
+    the mean prediction, ``Σ(y − p)/n``, and its z-score ``Σ(y − p)/√Σp(1 − p)`` (the
+    binomial standard error if the model were calibrated there). Subgroups smaller than
+    ``min_rows`` are left out.
+    """
+    frame = groups.reset_index(drop=True).astype(str).copy()
+    keys = list(frame.columns)
+    if feature is not None:
+        feature = np.asarray(feature, dtype=np.float64)
+        edges = np.unique(np.quantile(feature, np.linspace(0, 1, n_ranges + 1)))
+        index = np.clip(np.searchsorted(edges, feature, side="right") - 1, 0, edges.size - 2)
+        labels = [f"{edges[k]:.4g}–{edges[k + 1]:.4g}" for k in range(edges.size - 1)]
+        frame[feature_name] = pd.Categorical(np.asarray(labels, dtype=object)[index],
+                                             categories=labels, ordered=True)
+        keys.append(feature_name)
+    frame = frame.assign(lcb=values, abs_lcb=np.abs(values), residual=residuals,
+                         variance=p * (1 - p))
+    if not keys:
+        keys = ["all"]
+        frame["all"] = "all rows"
+    summary = frame.groupby(keys, observed=True).agg(
+        rows=("lcb", "size"), mean_lcb=("lcb", "mean"), mean_abs_lcb=("abs_lcb", "mean"),
+        residual_sum=("residual", "sum"), variance_sum=("variance", "sum"),
+    ).reset_index()
+    summary = summary[summary["rows"] >= min_rows]
+    summary["observed_minus_predicted"] = summary["residual_sum"] / summary["rows"]
+    summary["z"] = summary["residual_sum"] / np.sqrt(summary["variance_sum"].clip(lower=1e-12))
+    summary = summary.drop(columns=["residual_sum", "variance_sum"])
+    return summary.sort_values("mean_abs_lcb", ascending=False, ignore_index=True)
+

@@ -1,0 +1,72 @@
+"""The tests of clinical-prediction software (Harrell's ``rms::val.prob``): Cox's joint test of
+calibration intercept 0 and slope 1, and Spiegelhalter's z test. Their logistic
+recalibration model and the clipping of logits are in :mod:`core.metrics.clinical`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from core.data.validation import logit
+from core.metrics.clinical import LOGIT_EPS, log_likelihood, logistic_fit, pair
+from core.stattests.result import TestResult
+
+# --------------------------------------------------------------------------- tests
+
+
+def cox_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
+             class_index: int | None = None) -> TestResult:
+    """Cox's (1958) test of ``intercept = 0`` and ``slope = 1`` jointly, as a likelihood
+    ratio.
+
+    ``χ² = 2[ℓ(â, b̂) − ℓ(0, 1)]`` with ℓ the log-likelihood of ``logit P(y=1) = a + b·logit(p)``;
+    under calibration χ² ~ χ²₂. ``parameters["unreliability"]`` is Harrell's
+    ``U = (χ² − 2)/n`` (``rms::val.prob``, whose "U" test this is).
+
+    Returns
+    -------
+    core.stattests.result.TestResult
+        statistic χ², asymptotic p-value, no resamples.
+    """
+
+    conf, outcome, notion = pair(probs, y, notion, class_index)
+    z = logit(conf, LOGIT_EPS)
+    fit = logistic_fit(z, outcome, fit_slope=True)
+    statistic = max(0.0, 2.0 * (fit.log_likelihood - log_likelihood(z, outcome)))
+    n = conf.shape[0]
+    return TestResult(statistic, float(stats.chi2.sf(statistic, 2)), np.empty(0), "cox", 0, {
+        "intercept": fit.intercept, "slope": fit.slope, "degrees_of_freedom": 2,
+        "unreliability": (statistic - 2.0) / n, "notion": notion,
+    })
+
+
+def spiegelhalter_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
+                       class_index: int | None = None) -> TestResult:
+    """Spiegelhalter's (1986) z test of calibration, two-sided ("Probabilistic prediction in
+    patient management and clinical trials", Statistics in Medicine 5:421–433).
+
+    ``Z = Σ (y_i − p_i)(1 − 2p_i) / √(Σ (1 − 2p_i)² p_i (1 − p_i))`` — the standardised
+    difference between the Brier score and its expectation under calibration; ``Z ~ N(0, 1)``
+    under calibration, ``p = 2Φ(−|Z|)``. As ``rms::val.prob``'s "S:z" and "S:p". When every
+    prediction is 0, ½ or 1 the variance is 0 and the test is undefined (ValueError).
+
+    Returns
+    -------
+    core.stattests.result.TestResult
+        statistic Z, p-value, no resamples.
+    """
+
+    conf, outcome, notion = pair(probs, y, notion, class_index)
+    weight = 1.0 - 2.0 * conf
+    variance = float(np.sum(weight**2 * conf * (1.0 - conf)))
+    if variance <= 0.0:
+        raise ValueError(
+            "The Spiegelhalter test needs some predictions strictly between 0 and 1 other "
+            "than 0.5; here every prediction is 0, 0.5 or 1, so its variance is 0."
+        )
+    z = float(np.sum((outcome - conf) * weight) / np.sqrt(variance))
+    return TestResult(z, float(2.0 * stats.norm.sf(abs(z))), np.empty(0), "spiegelhalter", 0,
+                      {"alternative": "two-sided", "notion": notion})
+

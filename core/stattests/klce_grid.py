@@ -1,0 +1,139 @@
+"""The KLCE test over a grid of (prediction, feature) bandwidths and its aggregation, so that
+no free bandwidth choice decides the verdict (the Trust page's 5 × 5 grid around the median
+heuristic). All grid points share one resampling of the residuals; the aggregated test
+calibrates the grid's smallest p-value by the same resamples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.data.validation import check_count
+from core.kernels import engine
+from core.kernels.computation import choose as computation_choice
+from core.kernels.computation import exact_seconds
+from core.kernels.rff import DEFAULT_FEATURES
+from core.kernels.spec import KernelSpec, spec_from
+from core.stattests.klce import (
+    DEFAULT_NULL,
+    checked_inputs,
+    exact_only,
+    fourier_statistics,
+    null_scheme,
+    residual_columns,
+    standardized_maximum,
+    variant_statistics,
+)
+from core.stattests.result import TestResult, paper_p_value, resampling_p_value
+
+# --------------------------------------------------------------------------- bandwidth grid
+
+
+@dataclass(frozen=True)
+class GridTestResult:
+    """KLCE² over a grid of bandwidths from shared resamples, and the aggregated test.
+
+    ``statistics`` and ``p_values`` have shape ``(len(prob_bandwidths),
+    len(feature_bandwidths))``; ``aggregated`` tests with ``max_g z_g``, the largest
+    standardised statistic over the grid, against the same maximum over the resamples.
+    """
+
+    prob_bandwidths: np.ndarray
+    feature_bandwidths: np.ndarray
+    statistics: np.ndarray
+    p_values: np.ndarray
+    aggregated: TestResult
+    null: str
+    n_resamples: int
+    spec: KernelSpec  # the grid's centre: the median heuristic, resolved
+
+
+def bandwidth_grid(center: float, factors: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0)
+                   ) -> np.ndarray:
+    """Bandwidths spread on a log scale around ``center`` (the median heuristic by default)."""
+    return np.asarray([center * f for f in factors], dtype=np.float64)
+
+
+def klce_grid_test(
+    probs: np.ndarray,
+    y: np.ndarray,
+    X: np.ndarray | None,
+    prob_bandwidths: Sequence[float] | None = None,
+    feature_bandwidths: Sequence[float] | None = None,
+    standardize: bool = True,
+    null: str = DEFAULT_NULL,
+    n_resamples: int = 500,
+    seed: int = 0,
+    class_index: int | None = None,
+    progress: Callable[[float, str], None] | None = None,
+    *,
+    spec: KernelSpec | None = None,
+    computation: str = "auto",
+    n_features: int = DEFAULT_FEATURES,
+) -> GridTestResult:
+    """KLCE² and its p-value at every bandwidth pair, plus an aggregated test over the grid.
+
+    All grid points share one residual matrix E (observed + B resamples), so their p-values
+    come from the same draws. Aggregation: for grid point g let ``z_g = (T_g − mean)/sd``
+    with mean and sd over all B + 1 columns (a symmetric function of observed and resampled
+    columns, so under H0 the B + 1 maxima ``M = max_g z_g`` are exchangeable when the null is
+    exact); the aggregated p-value is ``(1 + #{M_b ≥ M_obs}) / (1 + B)``. This removes the
+    free choice of bandwidth the paper names as its main limitation, with controlled level.
+    Bandwidths default to the median heuristic × (¼, ½, 1, 2, 4); a ``spec`` gives
+    standardisation and class (its bandwidths, if set, are the grid's centre).
+    ``computation``: ``"exact"``, ``"rff"`` (every grid point from the same chunk-wise
+    resamples and the same Fourier weights) or ``"auto"`` (exact while the whole grid takes a
+    few seconds here); the aggregated result's ``parameters["computation"]`` says which ran.
+    """
+    base = checked_inputs(probs, y, X, spec_from(spec, None, None, standardize, class_index))
+    n_resamples = check_count("n_resamples", n_resamples, 1)
+    p_grid = bandwidth_grid(base.prob_bandwidth) if prob_bandwidths is None \
+        else np.asarray(prob_bandwidths, dtype=np.float64)
+    x_grid = (bandwidth_grid(base.feature_bandwidth) if np.isfinite(base.feature_bandwidth)
+              else np.array([np.inf])) if feature_bandwidths is None \
+        else np.asarray(feature_bandwidths, dtype=np.float64)
+    scheme, variants = null_scheme(null)
+    total = p_grid.size * x_grid.size
+    label, reason = computation_choice(computation, base.p.shape[0],
+                                       (n_resamples + 1) * total, n_features,
+                                       exact_only(scheme, null))
+    if label == "block":
+        raise ValueError("The bandwidth grid runs with the exact computation or random Fourier "
+                         "features; the block test has no grid version.")
+    values = np.empty((p_grid.size, x_grid.size, len(variants), n_resamples + 1))
+    if label == "exact":
+        E = residual_columns(null, base.residuals, base.p, n_resamples,
+                             np.random.default_rng(seed))
+        for a, sigma_p in enumerate(p_grid):
+            for b, sigma_x in enumerate(x_grid):
+                values[a, b] = variant_statistics(base.at(sigma_p, sigma_x).points, E, variants)
+                if progress is not None:
+                    progress((a * x_grid.size + b + 1) / total,
+                             f"bandwidths σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}")
+    else:
+        pairs = [(sigma_p, sigma_x) for sigma_p in p_grid for sigma_x in x_grid]
+        values[:] = fourier_statistics(
+            base, pairs, n_resamples, variants, n_features, seed,
+            progress=None if progress is None else
+            lambda f: progress(f, f"{label}: all {total} bandwidth pairs, {f:.0%} of the rows")
+        ).reshape(values.shape)
+    per_point = np.array([[standardized_maximum(cell) if len(variants) > 1 else cell[0]
+                           for cell in row] for row in values])
+    p_values = np.array([[resampling_p_value(v[0], v[1:]) for v in row] for row in per_point])
+    maxima = standardized_maximum(values)
+    aggregated = TestResult(
+        statistic=float(maxima[0]), p_value=resampling_p_value(maxima[0], maxima[1:]),
+        null=maxima[1:], method=f"max-z over {total} bandwidth pairs ({null})",
+        n_resamples=n_resamples,
+        parameters={"prob_bandwidths": p_grid.tolist(), "feature_bandwidths": x_grid.tolist(),
+                    "seed": seed, "spec": base.spec, "engine": engine.current().describe(),
+                    "computation": label, "computation_reason": reason,
+                    "exact_seconds": exact_seconds(base.p.shape[0], (n_resamples + 1) * total)},
+        p_value_paper=paper_p_value(maxima[0], maxima[1:]),
+    )
+    return GridTestResult(p_grid, x_grid, per_point[:, :, 0], p_values, aggregated, null,
+                          n_resamples, base.spec)
+
