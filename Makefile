@@ -1,4 +1,5 @@
-# Two commands: `make run` starts the app on the demo data, `make test` runs lint and tests.
+# Two commands: `make run` starts the app on the demo data, `make test` runs lint, the import
+# contract (ARCHITECTURE.md) and the tests.
 # Both create the virtual environment on first use; a stamp file makes later runs install
 # nothing unless pyproject.toml changed.
 PYTHON ?= python3
@@ -22,10 +23,12 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 e2e: $(STAMP)
 	$(BIN)/python -m pytest tests/e2e
