@@ -194,17 +194,20 @@ def _file_clusters(tables: object):
             raise ValueError(f"{where} sets only some of {', '.join(TLS_FIELDS)}; Dask's TLS "
                              "needs the CA file, the client certificate and its key.")
         tls = DaskTls(*(str(v) for v in tls_values)) if all(tls_values) else None
-        yield str(name), _cluster(str(name), table.get("address"), tls, where)
+        yield str(name), declare_cluster(str(name), table.get("address"), tls, where)
 
 
 def _environment_clusters(text: str):
     for index, part in enumerate(p.strip() for p in text.split(",") if p.strip()):
         name, _, address = part.rpartition("=") if "=" in part else ("", "", part)
         name = name.strip() or ("dask" if index == 0 else f"dask-{index + 1}")
-        yield name, _cluster(name, address.strip(), None, DASK_VARIABLE)
+        yield name, declare_cluster(name, address.strip(), None, DASK_VARIABLE)
 
 
-def _cluster(name: str, address: object, tls: DaskTls | None, where: str) -> DeclaredEngine:
+def declare_cluster(name: str, address: object, tls: DaskTls | None = None,
+                    where: str = "--dask") -> DeclaredEngine:
+    """A declared Dask cluster, its name, address and TLS files checked (``where`` names
+    the setting in the messages)."""
     if not NAME_PATTERN.fullmatch(name) or name in (LOCAL, GPU):
         raise ValueError(f"{where}: {name!r} cannot name a cluster; use up to 40 letters, "
                          "digits, spaces, dots, dashes or underscores, other than 'threads' "
