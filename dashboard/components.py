@@ -44,9 +44,10 @@ def dataset_card(audit: AuditData, source: str) -> None:
     st.caption("  \n".join(lines))
 
 
-def stored_table_panel() -> None:
+def stored_table_panel(key: str = "forget_table") -> None:
     """Under the dataset card: whether the table is stored on the server for a reload, and
-    the button that deletes it (:mod:`dashboard.workspace`)."""
+    the button that deletes it (:mod:`dashboard.workspace`); ``key`` is the button's (the
+    card is drawn before and after the page)."""
     notice = take_notice()
     if notice:
         st.warning(notice, icon=":material/history:")
@@ -55,11 +56,9 @@ def stored_table_panel() -> None:
     st.caption("Kept on this server with its mapping and settings: the link in the address "
                "bar brings it back after a reload or a restart. Share that link only with "
                "people who may see this table.")
-    if st.button("Forget this table", key="forget_table", icon=":material/delete:",
-                 help="Deletes the stored file, its mapping and settings from the server "
-                      "now, and goes back to the demo."):
-        forget_table()
-        st.rerun()
+    st.button("Forget this table", key=key, icon=":material/delete:", on_click=forget_table,
+              help="Deletes the stored file, its mapping and settings from the server now, "
+                   "and goes back to the demo.")
 
 
 def validation_report(notes: tuple[ValidationNote, ...] | list[ValidationNote]) -> None:

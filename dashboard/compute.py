@@ -76,6 +76,8 @@ def apply_engine() -> None:
     engine.reset()
     declaration = settings().engines
     names = [e.name for e in offered()]
+    if engine_choice() is not None:  # the radio follows a choice made after it was drawn
+        set_engine_choice(engine_choice())
     if engine_choice() is not None and engine_choice() not in names:  # withdrawn since
         set_engine_choice(None)
     name = engine_choice() or declaration.default
@@ -100,11 +102,11 @@ def apply_engine() -> None:
 
 
 def report_fallback() -> None:
-    """After the page, before the sidebar's expander: when the session's cluster was lost
-    mid-computation, say so and keep the session on threads."""
+    """After the page: when the session's cluster was lost mid-computation, say so; the
+    session computes on threads from its next run on (the radio follows then)."""
     message = engine.take_fallback()
     if message:
-        set_engine_choice(LOCAL)
+        set_engine_choice(LOCAL, widget=False)
         st.warning(message, icon=":material/cloud_off:")
 
 

@@ -333,10 +333,13 @@ def engine_choice() -> str | None:
     return chosen if isinstance(chosen, str) else None
 
 
-def set_engine_choice(name: str | None) -> None:
-    """Choose a declared engine by name for this session (``None``: the default); the
-    sidebar's radio follows (call before it is drawn, or from its callback)."""
+def set_engine_choice(name: str | None, widget: bool = True) -> None:
+    """Choose a declared engine by name for this session (``None``: the default); with
+    ``widget``, the sidebar's radio follows (only before it is drawn, or from its
+    callback)."""
     st.session_state[_ENGINE] = name
+    if not widget:
+        return
     if name is None:
         st.session_state.pop(ENGINE_WIDGET, None)
     else:
