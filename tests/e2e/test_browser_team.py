@@ -35,7 +35,8 @@ def sidebar_text(page) -> str:
 
 
 def bins_slider(page):
-    return page.locator('[data-testid="stSlider"]').filter(has_text="Bins").locator("input[type=range]")
+    slider = page.locator('[data-testid="stSlider"]').filter(has_text="Bins")
+    return slider.locator("input[type=range]")
 
 
 def test_two_sessions_at_once_never_see_each_others_work(browser, tmp_path) -> None:
