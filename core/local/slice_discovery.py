@@ -155,8 +155,19 @@ class SliceDiscovery:
             frontier = list(rows["slice"])
         return pd.concat(found) if found else table.iloc[:0]
 
+    def findings_view(self) -> pd.DataFrame:
+        """The findings, each with ``listed``: how many flagged slices are listed under it
+        (directly or under those)."""
+        found = self.findings.copy()
+        found["listed"] = [len(self.listed(name, cls))
+                           for name, cls in zip(found["slice"], found["class"], strict=True)]
+        return found
+
     def statement(self) -> str:
         """What was tested and which error rate is controlled, in two sentences."""
+        if self.n_tested == 0:
+            return (f"No slice was tested: none of the columns' levels, ranges or intersections "
+                    f"(nor all rows) has the {self.family.min_rows:,} rows a slice needs.")
         classes = "" if len(self.classes) <= 1 else \
             f" ({self.n_slices:,} slices × {len(self.classes)} classes, one vs rest)"
         if self.error_rate == "fwer":
@@ -177,6 +188,8 @@ class SliceDiscovery:
     def summary(self) -> str:
         """The count of flags and findings, and what an unflagged slice does not mean."""
         flagged, findings = int(self.table["significant"].sum()), int(self.table["finding"].sum())
+        if self.n_tested == 0:
+            return "Nothing was tested, so nothing is known about any slice's calibration."
         if not flagged:
             head = f"No slice is flagged at α = {self.alpha:g}."
         else:

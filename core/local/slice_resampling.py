@@ -120,22 +120,25 @@ def _chunk_sums(xp_name: str, item: tuple) -> np.ndarray:
     return np.asarray(ones.T @ columns)
 
 
+def chunk_items(family: SliceFamily, scores: RowScores, seed: int) -> list[tuple]:
+    """The tasks of :func:`slice_sums`, one per chunk of rows: everything a task needs travels
+    in its item (its rows' arrays and codes, the family's cell maps), so nothing is shared."""
+    step = chunk_rows(scores.width)
+    return [
+        (k, seed, tuple(np.ascontiguousarray(a[start:start + step]) for a in scores.arrays),
+         scores.draw, scores.n_resamples, family.codes[start:start + step],
+         family.codings_levels, family.blocks, family.cell_maps, family.n_slices)
+        for k, start in enumerate(range(0, family.n, step))
+    ]
+
+
 def slice_sums(family: SliceFamily, scores: RowScores, seed: int = 0,
                progress: Callable[[float], None] | None = None) -> np.ndarray:
     """``Σ_{i ∈ slice k}`` of every column of ``scores`` (module doc): a ``(K, width)``
     float64 array, column 0 (or each class block's first column) observed.
 
     ``progress(fraction)`` is called after each batch of chunks."""
-    n = family.n
-    step = chunk_rows(scores.width)
-    starts = list(range(0, n, step))
-    levels = family.codings_levels
-    items = [
-        (k, seed, tuple(np.ascontiguousarray(a[start:start + step]) for a in scores.arrays),
-         scores.draw, scores.n_resamples, family.codes[start:start + step], levels,
-         family.blocks, family.cell_maps, family.n_slices)
-        for k, start in enumerate(starts)
-    ]
+    items = chunk_items(family, scores, seed)
     partial = family.n_slices * scores.width * 8
     batch = max(2 * default_workers(), min(64, BATCH_BYTES // max(1, partial)))
     total = np.zeros((family.n_slices, scores.width))
