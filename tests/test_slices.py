@@ -5,16 +5,25 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
+import types
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import sparse
 
+from core.data.slice_simulations import simulate_slices
 from core.kernels import engine
 from core.local import discover_slices, enumerate_slices
 from core.local.slice_discovery import gap_intervals, standardized
-from core.local.slice_resampling import RowScores, bernoulli_draw, slice_sums
+from core.local.slice_resampling import (
+    RowScores,
+    _chunk_sums,
+    bernoulli_draw,
+    chunk_items,
+    slice_sums,
+)
 from core.stattests.multiple_testing import (
     benjamini_hochberg,
     max_t_critical,
@@ -178,6 +187,29 @@ def test_slice_sums_are_the_incidence_product_on_any_engine_setting() -> None:
     assert not np.array_equal(slice_sums(family, bernoulli, seed=8), one)
 
 
+def test_the_gpu_task_builds_device_arrays_and_matches_numpy(monkeypatch) -> None:
+    """The task's CuPy branch, with numpy and scipy standing in for CuPy and cupyx (this
+    machine has no GPU; ``benchmarks/slices.py --engine gpu`` runs the real one)."""
+    fake_cupy = types.ModuleType("cupy")
+    fake_cupy.asarray = np.asarray
+    fake_sparse = types.ModuleType("cupyx.scipy.sparse")
+    fake_sparse.csr_matrix = sparse.csr_matrix
+    fake_scipy = types.ModuleType("cupyx.scipy")
+    fake_scipy.sparse = fake_sparse
+    fake_cupyx = types.ModuleType("cupyx")
+    fake_cupyx.scipy = fake_scipy
+    for name, module in (("cupy", fake_cupy), ("cupyx", fake_cupyx),
+                         ("cupyx.scipy", fake_scipy), ("cupyx.scipy.sparse", fake_sparse)):
+        monkeypatch.setitem(sys.modules, name, module)
+    rng = np.random.default_rng(13)
+    family = enumerate_slices(features_frame(1000, rng))
+    p = rng.uniform(0.1, 0.9, 1000)
+    scores = RowScores((p, (rng.random(1000) < p).astype(float)), bernoulli_draw, 20, 21)
+    item = chunk_items(family, scores, seed=3)[0]
+    np.testing.assert_array_equal(np.asarray(_chunk_sums("cupy", item)),
+                                  _chunk_sums("numpy", item))
+
+
 def test_slice_sums_on_a_dask_cluster_equal_the_threaded_ones() -> None:
     distributed = pytest.importorskip("dask.distributed")
     rng = np.random.default_rng(5)
@@ -303,22 +335,52 @@ def test_bad_arguments_get_sentences() -> None:
 
 @pytest.mark.slow
 def test_bounded_level_study_fwer_holds_and_naive_testing_does_not() -> None:
-    """Calibrated data (y ~ Bernoulli(p)), sex × race × 4 age ranges (≈ 50 slices), n = 2,000,
-    R = 120 data sets, B = 100. The probability of flagging any slice must be
-    0.05 ± 3·SE with SE = √(0.05·0.95/R) = 0.020, i.e. at most 0.110; naive per-slice testing
-    at α = 0.05 flags some slice in most data sets (measured ≈ 0.8 in the benchmark), far
-    above 0.05 + 3·SE."""
+    """The level study of ``benchmarks/slices_study.py``, bounded: the ``issue`` setting
+    (calibrated; sex × race × 4 age ranges, ≈ 50 slices) at n = 2,000, R = 120 data sets,
+    B = 100. The share of data sets with any flagged slice must be 0.05 ± 3·SE with
+    SE = √(0.05·0.95/R) = 0.020, i.e. at most 0.110, in FWER mode and in FDR mode (under the
+    complete null FDR = FWER); naive per-slice testing at α = 0.05 flags some slice in most
+    data sets (0.6–0.8 in the benchmark), far above 0.05 + 3·SE."""
     rng = np.random.default_rng(11)
     R = 120
     se = math.sqrt(0.05 * 0.95 / R)
-    fwer = naive = 0
+    fwer = fdr = naive = 0
     for r in range(R):
-        n = 2000
-        frame = features_frame(n, rng)
-        p = rng.beta(2, 5, n)
-        y = (rng.random(n) < p).astype(int)
-        result = discover_slices(p, y, frame, n_resamples=100, seed=r)
+        audit = simulate_slices("issue", rng, n=2000)
+        result = discover_slices(audit.probs, audit.y, audit.features, n_resamples=100, seed=r)
         fwer += result.rejects()
+        fdr += discover_slices(audit.probs, audit.y, audit.features, error_rate="fdr",
+                               n_resamples=1).rejects()
         naive += bool((result.table["p_value"] <= 0.05).any())
-    assert fwer / R <= 0.05 + 3 * se
+    assert fwer / R <= 0.05 + 3 * se and fdr / R <= 0.05 + 3 * se
     assert naive / R > 0.05 + 3 * se
+
+
+@pytest.mark.slow
+def test_bounded_power_and_false_discoveries_with_planted_slices() -> None:
+    """The power and FDR studies, bounded (R = 30 data sets of 20,000 rows each, B = 200).
+    Power: the 2 % slice with gap 0.1 is flagged in 0.85 ± 0.04 of the benchmark's data
+    sets; here at least 0.85 − 3·√(0.85·0.15/30) = 0.65. FDR: the mean false discovery
+    proportion of the mixture (three planted cells) must stay below 0.05 + 3·SE with
+    SE = √(0.05·0.95/30) = 0.040 (the FDP is at most 1, so its SE is at most that of a
+    Bernoulli(0.05) count when its mean is near 0.05)."""
+    rng = np.random.default_rng(12)
+    R = 30
+    flagged = 0
+    fdp = []
+    for r in range(R):
+        audit = simulate_slices("planted-2pct", rng)
+        result = discover_slices(audit.probs, audit.y, audit.features, n_resamples=200, seed=r)
+        family = result.family
+        k = next(k for k in np.flatnonzero(family.sizes == audit.cells[0].sum())
+                 if family.mask(k)[audit.cells[0]].all())
+        flagged += bool(result.table.set_index("slice").loc[family.names[k], "significant"])
+        mixture = simulate_slices("mixture", rng)
+        fdr = discover_slices(mixture.probs, mixture.y, mixture.features, error_rate="fdr",
+                              n_resamples=1)
+        names = fdr.family.names
+        false = sum(not mixture.affected[fdr.family.mask(names.index(name))].any()
+                    for name in fdr.significant["slice"])
+        fdp.append(false / max(1, len(fdr.significant)))
+    assert flagged / R >= 0.85 - 3 * math.sqrt(0.85 * 0.15 / R)
+    assert np.mean(fdp) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / R)
