@@ -530,12 +530,11 @@ def slice_reliability(data: AuditData, inside: np.ndarray, notion: str,
     notion = "classwise" if class_index is not None else notion
     tables: list[pd.DataFrame | None] = []
     for rows in (inside, ~inside):
-        part = data.subset(rows)
-        if part.n == 0:
+        if not rows.any():
             tables.append(None)
             continue
-        bins = max(1, min(n_bins, part.n // 30))
-        tables.append(metrics.reliability_table(part.probs, part.y, n_bins=bins,
+        bins = max(1, min(n_bins, int(rows.sum()) // 30))
+        tables.append(metrics.reliability_table(data.probs[rows], data.y[rows], n_bins=bins,
                                                 strategy="quantile", notion=notion,
                                                 class_index=class_index))
     return tables[0], tables[1]

@@ -320,6 +320,18 @@ def test_multiclass_classwise_and_top_label() -> None:
     assert top_label.n_tested == top_label.n_slices
 
 
+def test_too_few_rows_for_any_slice_is_said_in_both_modes() -> None:
+    rng = np.random.default_rng(14)
+    frame = features_frame(20, rng)
+    p = rng.uniform(0.1, 0.9, 20)
+    y = (rng.random(20) < p).astype(int)
+    for rate in ("fwer", "fdr"):
+        result = discover_slices(p, y, frame, error_rate=rate)
+        assert result.n_tested == 0 and not result.rejects()
+        assert result.statement().startswith("No slice was tested: none of the columns'")
+        assert "Nothing was tested" in result.summary()
+
+
 def test_bad_arguments_get_sentences() -> None:
     rng = np.random.default_rng(10)
     p, y, frame, _ = planted(200, rng, 0.0)

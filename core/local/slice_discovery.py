@@ -408,7 +408,8 @@ def discover_slices(
     else:
         adjusted = benjamini_hochberg(p_value)
         flagged = max(1, int(np.count_nonzero(adjusted <= alpha)))
-        critical = float(ndtri(1.0 - flagged * alpha / (2.0 * adjusted.size)))
+        critical = float(ndtri(1.0 - flagged * alpha / (2.0 * adjusted.size))) \
+            if adjusted.size else math.inf
     table = _table(family, parts, observed, p_value, adjusted, critical, alpha)
     report(1.0, "Slices tested")
     return SliceDiscovery(table, int(adjusted.size), alpha, error_rate, notion,
