@@ -396,3 +396,20 @@ def test_bounded_power_and_false_discoveries_with_planted_slices() -> None:
         fdp.append(false / max(1, len(fdr.significant)))
     assert flagged / R >= 0.85 - 3 * math.sqrt(0.85 * 0.15 / R)
     assert np.mean(fdp) <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / R)
+
+
+def test_figures_escape_user_named_levels() -> None:
+    """Plotly reads a few HTML tags in text: a level named like markup is shown as text."""
+    from core.figures.findings import slice_forest_figure, slice_treemap_figure
+
+    rng = np.random.default_rng(15)
+    frame = pd.DataFrame({"g": rng.choice(["<b>x</b>", "y"], 600),
+                          "h": rng.choice(["<a href='javascript:1'>h</a>", "k"], 600)})
+    p = rng.uniform(0.2, 0.8, 600)
+    result = discover_slices(p, (rng.random(600) < p).astype(int), frame, n_resamples=50)
+    forest = slice_forest_figure(result.table)
+    labels = [str(v) for trace in forest.data for v in trace.y]
+    assert labels and not any("<b>" in v or "<a" in v for v in labels)
+    assert any("&lt;b&gt;x&lt;/b&gt;" in v for v in labels)
+    tree = slice_treemap_figure(result)
+    assert not any("<a" in str(v) or "<b>" in str(v) for v in tree.data[0].labels)

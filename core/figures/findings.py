@@ -5,6 +5,8 @@ of the data, and its local calibration bias against the rest.
 
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -36,6 +38,7 @@ def slice_forest_figure(table: pd.DataFrame, max_rows: int = 25,
     labels = shown["slice"]
     if table["class"].nunique() > 1:  # one row per slice and class: name the class
         labels = labels + " (" + shown["class"].astype(str) + ")"
+    labels = labels.map(escape)  # user-named levels: plotly reads a few HTML tags in text
     status = slice_status(shown)
     figure = go.Figure()
     for name, color in STATUS_COLORS.items():
@@ -77,7 +80,7 @@ def slice_treemap_figure(discovery: SliceDiscovery, class_name: str | None = Non
     groups: dict[str, list[int]] = {}
     for k, piece in enumerate(family.slices):
         if piece.depth == depth and depth > 0:
-            block = " × ".join(c.feature for c in piece.conditions)
+            block = escape(" × ".join(c.feature for c in piece.conditions))
             groups.setdefault(block, []).append(k)
     total_rows = 0
     for block, members in groups.items():
@@ -94,9 +97,10 @@ def slice_treemap_figure(discovery: SliceDiscovery, class_name: str | None = Non
             name = family.slices[k].name
             row = rows.loc[name]
             star = " ★" if row["significant"] else ""
-            ids.append(f"{block}/{name}")
+            ids.append(f"{block}/{escape(name)}")
             parents.append(block)
-            labels.append(name.replace(" ∧ ", "<br>") + star)
+            labels.append("<br>".join(escape(c.label) for c in family.slices[k].conditions)
+                          + star)
             values.append(int(family.sizes[k]))
             colors.append(float(row["gap"]))
             texts.append(f"{row['gap']:+.3f}")
@@ -119,6 +123,7 @@ def slice_reliability_figure(inside: pd.DataFrame, rest: pd.DataFrame | None, na
     """Reliability diagrams of a slice and of the rest of the data on one pair of axes, from
     two :func:`core.metrics.reliability_table` tables (bins without rows left out; ``rest``
     ``None`` when the slice holds every row)."""
+    name = escape(name)
     figure = go.Figure()
     figure.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
                        line=dict(color="#7f8c8d", dash="dash", width=1), hoverinfo="skip")
@@ -153,6 +158,7 @@ def slice_lcb_figure(points: pd.DataFrame, x_name: str, name: str,
     most ``max_points`` drawn, a seeded sample), with the mean LCB inside and outside."""
     if len(points) > max_points:
         points = points.sample(max_points, random_state=0)
+    name, x_label = escape(name), escape(x_name)
     figure = go.Figure()
     for inside, label, color, size in ((False, "rest of the data", "#95a5a6", 4),
                                        (True, name, GAP_COLOR, 5)):
@@ -160,7 +166,7 @@ def slice_lcb_figure(points: pd.DataFrame, x_name: str, name: str,
         figure.add_scattergl(
             x=part[x_name], y=part["lcb"], mode="markers", name=label,
             marker=dict(color=color, size=size, opacity=0.55 if inside else 0.3),
-            hovertemplate=f"{x_name} %{{x}}<br>LCB %{{y:+.3f}}<extra>{label}</extra>",
+            hovertemplate=f"{x_label} %{{x}}<br>LCB %{{y:+.3f}}<extra>{label}</extra>",
         )
         if len(part):
             figure.add_hline(y=float(np.nanmean(part["lcb"])),
@@ -168,7 +174,7 @@ def slice_lcb_figure(points: pd.DataFrame, x_name: str, name: str,
     figure.add_hline(y=0, line=dict(color="#2c3e50", width=1, dash="dash"))
     figure.update_layout(
         height=420, margin=dict(l=10, r=10, t=40, b=10),
-        xaxis=dict(title=x_name), yaxis=dict(title="LCB (observed − predicted, local)"),
+        xaxis=dict(title=x_label), yaxis=dict(title="LCB (observed − predicted, local)"),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
     )
     return figure
