@@ -20,10 +20,10 @@ slice-by-row incidence matrix times a row-by-resample outcome matrix, through th
 **Error rates** (:mod:`core.stattests.multiple_testing`):
 
 * ``error_rate="fwer"`` (default): Westfall–Young step-down max-|T| adjusted p-values. The
-  probability that *any* flagged slice is calibrated is at most α, whatever the other slices
-  are: a slice's statistic depends only on its own rows, so the resampled statistics of the
-  calibrated slices have their true joint law (subset pivotality). The ``significant`` flag
-  is ``p_adjusted ≤ α``.
+  probability that *any* slice on which the model is calibrated gets flagged is at most α,
+  whatever the other slices are (strong control): a slice's statistic depends only on its
+  own rows, so the resampled statistics of the calibrated slices have their true joint law
+  (subset pivotality). The ``significant`` flag is ``p_adjusted ≤ α``.
 * ``error_rate="fdr"``: Benjamini–Hochberg q-values of the exact per-slice p-values (the
   Poisson-binomial tails of :mod:`core.stattests.poisson_binomial`, what infinitely many
   consistency resamples would give): on average at most a share α of the flagged slices are
@@ -59,7 +59,9 @@ the slices that share its gap listed under it.
 
 **What a finding does not mean.** A slice that is not flagged is *not* shown to be
 calibrated — its interval says how large a gap the data still allow; slices below the
-minimum size, other features and other intersections were not tested at all.
+minimum size, other features and other intersections were not tested at all. A flag
+rejects calibration on the slice's rows; the gap describes their average, and a slice whose
+rows err in both directions can be flagged with a small gap.
 """
 
 from __future__ import annotations
@@ -173,8 +175,9 @@ class SliceDiscovery:
         if self.error_rate == "fwer":
             control = (f"family-wise error rate controlled at α = {self.alpha:g} by the "
                        f"Westfall–Young max-|T| step-down over B = {self.n_resamples:,} "
-                       "consistency resamples: the chance that any flagged slice is in fact "
-                       f"calibrated is at most {self.alpha:.0%}. Intervals are simultaneous: "
+                       "consistency resamples: the chance that any slice on which the model "
+                       f"is calibrated gets flagged is at most {self.alpha:.0%}. Intervals are "
+                       "simultaneous: "
                        f"all {self.n_tested:,} gaps lie inside their intervals together with "
                        f"probability at least {1 - self.alpha:.0%}")
         else:
