@@ -84,7 +84,7 @@ from core.stattests.multiple_testing import (
     max_t_critical,
     step_down_max_t,
 )
-from core.stattests.poisson_binomial import CHUNK_ROWS, slice_moments, two_sided_p_values
+from core.stattests.poisson_binomial import slice_moments, two_sided_p_values
 
 ERROR_RATES = ("fwer", "fdr")
 ERROR_RATE_NAMES = {"fwer": "family-wise error rate", "fdr": "false discovery rate"}
@@ -390,7 +390,7 @@ def discover_slices(
     sums = slice_sums(family, scores, seed,
                       lambda f: report(0.05 + 0.8 * f, f"Resampling: {f:.0%} of the rows"))
     report(0.85, "Per-slice p-values and adjustment…")
-    chunks = lambda: family.chunks(CHUNK_ROWS)  # noqa: E731 — a re-iterable walk
+    chunks = family.chunks  # a re-iterable walk: family.chunks() starts it again
     parts = []
     for t, (class_name, q) in enumerate(targets):
         block = sums[:, t * (n_resamples + 1):(t + 1) * (n_resamples + 1)]

@@ -103,9 +103,11 @@ def categorical_draw(arrays: tuple[np.ndarray, ...], rng: np.random.Generator,
     return out
 
 
-def chunk_rows(width: int) -> int:
-    """Rows per chunk for ``width`` columns (about :data:`CHUNK_CELLS` numbers)."""
-    return int(np.clip(CHUNK_CELLS // max(1, width), MIN_CHUNK_ROWS, MAX_CHUNK_ROWS))
+def chunk_rows(width: int, family: SliceFamily) -> int:
+    """Rows per chunk for ``width`` columns (about :data:`CHUNK_CELLS` numbers), and no more
+    than the family's membership walk takes at once (:meth:`SliceFamily.walk_rows`)."""
+    rows = np.clip(CHUNK_CELLS // max(1, width), MIN_CHUNK_ROWS, MAX_CHUNK_ROWS)
+    return int(min(rows, family.walk_rows(MAX_CHUNK_ROWS)))
 
 
 def _chunk_sums(xp_name: str, item: tuple) -> np.ndarray:
@@ -123,7 +125,7 @@ def _chunk_sums(xp_name: str, item: tuple) -> np.ndarray:
 def chunk_items(family: SliceFamily, scores: RowScores, seed: int) -> list[tuple]:
     """The tasks of :func:`slice_sums`, one per chunk of rows: everything a task needs travels
     in its item (its rows' arrays and codes, the family's cell maps), so nothing is shared."""
-    step = chunk_rows(scores.width)
+    step = chunk_rows(scores.width, family)
     return [
         (k, seed, tuple(np.ascontiguousarray(a[start:start + step]) for a in scores.arrays),
          scores.draw, scores.n_resamples, family.codes[start:start + step],

@@ -46,6 +46,8 @@ MIN_SLICE_ROWS = 30
 MIN_SLICE_SHARE = 0.01
 #: A block's cells are counted with bincount below this many cell codes, else with unique.
 _DENSE_CELLS = 10_000_000
+#: Rows per chunk of a membership walk, and the most row × block cells one chunk builds.
+WALK_ROWS, WALK_CELLS = 65_536, 1 << 22
 #: A block's cell → slice table is a dense array up to this many cell codes.
 _DENSE_LOOKUP = 1 << 20
 
@@ -194,8 +196,15 @@ class SliceFamily:
     def codings_levels(self) -> tuple[int, ...]:
         return tuple(c.levels for c in self.codings)
 
-    def chunks(self, rows: int) -> Iterator[tuple[int, sparse.csr_matrix]]:
-        """``(start, membership of rows start:start + rows)`` over all rows."""
+    def walk_rows(self, limit: int = WALK_ROWS) -> int:
+        """Rows per chunk of a walk over the membership: at most ``limit``, fewer where there
+        are many blocks, so that a chunk's rows × blocks stays near :data:`WALK_CELLS`."""
+        return int(np.clip(WALK_CELLS // max(1, len(self.blocks)), 64, limit))
+
+    def chunks(self, rows: int | None = None) -> Iterator[tuple[int, sparse.csr_matrix]]:
+        """``(start, membership of rows start:start + rows)`` over all rows (default
+        :meth:`walk_rows`)."""
+        rows = self.walk_rows() if rows is None else rows
         for start in range(0, self.n, rows):
             yield start, self.membership(start, min(self.n, start + rows))
 
