@@ -546,8 +546,8 @@ def slice_lcb_points(query: AuditData, values: np.ndarray, rows: np.ndarray | No
     """The LCB of the evaluated query rows (``rows``: a sample, ``None``: all) with whether
     each lies in the slice ``piece``, beside the numeric column the slice is cut on (else the
     first numeric one, else the prediction)."""
-    shown = query if rows is None else query.subset(rows)
-    frame = slice_frame(shown, names)
+    rows = np.arange(query.n) if rows is None else rows
+    frame = slice_frame(query, names).iloc[rows].reset_index(drop=True)
     numeric = [c.feature for c in piece.conditions if c.low is not None and c.low != c.high]
     numeric += [n for n in names if pd.api.types.is_numeric_dtype(frame[n])]
     if numeric:
@@ -555,7 +555,7 @@ def slice_lcb_points(query: AuditData, values: np.ndarray, rows: np.ndarray | No
         x = pd.to_numeric(frame[x_name], errors="coerce").to_numpy(dtype=float)
     else:
         x_name = "predicted probability"
-        x = one_vs_rest(shown.probs, shown.y, tested_class(shown, class_index))[0]
+        x = one_vs_rest(query.probs[rows], query.y[rows], tested_class(query, class_index))[0]
     return pd.DataFrame({x_name: x, "lcb": values, "inside": piece.mask(frame)}), x_name
 
 

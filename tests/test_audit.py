@@ -143,3 +143,25 @@ def test_sampled_local_sections_on_the_scale_table() -> None:
     lce = lce_section(data, SCALE_FEATURES, "pca", 0.2, computation="binned")
     assert set(lce.curve["method"]) == {"binned"} and (lce.curve["error_bound"] > 0).all()
     assert "binned grid (|error| ≤" in lce.computation
+
+
+def test_slice_helpers_on_a_sample_of_rows_and_a_slice_holding_every_row() -> None:
+    """The Findings page's closer look: the LCB profile of a sample of the query rows marks
+    the slice's rows and draws them against the slice's numeric column; the reliability of
+    'all rows' has no rest."""
+    from core.audit import slice_lcb_points, slice_reliability
+    from core.local.slice_space import enumerate_slices
+
+    data = load_demo("census").split_part("test")
+    family = enumerate_slices(data.feature_frame)
+    k = next(k for k, s in enumerate(family.slices)
+             if s.name.startswith("age ") and "race = Black" in s.name)
+    rows = np.arange(0, data.n, 7)
+    values = np.linspace(-0.1, 0.1, rows.size)
+    points, x_name = slice_lcb_points(data, values, rows, family.slices[k],
+                                      ("age", "sex", "race"), None)
+    assert x_name == "age" and len(points) == rows.size
+    np.testing.assert_array_equal(points["inside"], family.mask(k)[rows])
+    np.testing.assert_array_equal(points["age"], data.feature_frame["age"].to_numpy()[rows])
+    inside, rest = slice_reliability(data, family.mask(0), "positive", None)
+    assert rest is None and inside["count"].sum() == data.n
