@@ -22,7 +22,10 @@ the predictions: ``[y, ỹ⁽¹⁾, …]``, 0/1, so the float32 products are exa
 :func:`categorical_draw` (one block of columns per class). Any other per-row score with a
 null that resamples rows independently — a paired difference of two models' losses with
 random sign flips, say — plugs in with its own ``draw``; the max-|T| machinery of
-:mod:`core.stattests.multiple_testing` then needs only the sums.
+:mod:`core.stattests.multiple_testing` then needs only the sums. A chunk's product is taken
+in float32 (the partial sums are added in float64): exact for 0/1 columns, about 1e-7
+relative for real-valued scores — the same for the observed column as for the resamples,
+so the resampling test's validity is untouched.
 """
 
 from __future__ import annotations
