@@ -34,13 +34,12 @@ def test_census_planted_age_by_race_cell_is_the_top_finding() -> None:
 
 def test_fdr_flags_at_least_what_fwer_flags_and_settings_change_the_family() -> None:
     at = open_page()
-    fwer = set(at.dataframe[0].value["slice"])
+    flagged = [set(frame.value["slice"]) for frame in at.dataframe]  # findings, listed
     at.radio(key="find_error").set_value("fdr").run()
     assert not at.exception, at.exception
     assert "false discovery rate controlled at α = 0.05" in " ".join(i.value for i in at.info)
-    flagged = set(at.dataframe[0].value["slice"]) | (
-        set(at.dataframe[1].value["slice"]) if len(at.dataframe) > 1 else set())
-    assert fwer <= flagged | {"age 35–45"}  # a finding can become a listed child
+    # on the census demo BH flags every slice the max-|T| step-down flags, and one more
+    assert set.union(*flagged) < set.union(*(set(f.value["slice"]) for f in at.dataframe))
     at.selectbox(key="find_depth").set_value(1).run()
     assert not at.exception, at.exception
     assert "up to depth 1" in " ".join(c.value for c in at.caption)
