@@ -4,7 +4,8 @@
 
     calibration-atlas audit DATA --label COL (--prob COL | --probs COL,COL,...) [--logits]
         [--features COL,...] [--groups COL,...] [--split COL] [--out DIR]
-        [--formats png,svg,pdf,html] [--resamples B] [--seed S]
+        [--formats png,svg,pdf,html] [--resamples B] [--seed S] [--alpha A]
+        [--error-rate fwer|fdr] [--slice-depth 1|2|3] [--fail-on local|slices|any]
         [--dask ADDRESS | --engine NAME]
     calibration-atlas demo [--out DIR] [--dask ADDRESS | --engine NAME]
     calibration-atlas credal DATA --label COL --member COL[,COL...] --member ...
@@ -18,7 +19,9 @@ Ensembles page's three credal-set tests (:func:`core.ensembles.compare_weights`)
 :func:`core.audit.run_audit` — the computation the app's pages show — and the report is
 :func:`core.report.build_report`. Exit status 0 on success; 2 on bad input, with the sentence
 the app would show (the column, the rows, the fix) and no traceback; 1 when writing the
-report fails (a full disk, a browser that crashes).
+report fails (a full disk, a browser that crashes) — and 1 when ``--fail-on`` names a verdict
+that rejects at α (the report is written first), so a CI pipeline can gate a model on its
+audit.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from core.audit import AuditSettings, run_audit
+from core.audit import AuditResult, AuditSettings, run_audit
 from core.data.audit_data import AuditData
 from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.data.problems import DataError
@@ -53,6 +56,7 @@ from core.ensembles.summary import (
 )
 from core.kernels import engine
 from core.kernels.declared import connect, declare_cluster, declared_engines
+from core.local.slice_discovery import ERROR_RATES
 from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
 from core.report.export import ExportError, renderer
@@ -60,6 +64,8 @@ from core.report.schema import csv_text, jsonable, test_entry
 
 PROG = "calibration-atlas"
 DEFAULT_OUT = "calibration-atlas-report"
+#: Verdicts --fail-on can gate on.
+GATES = ("local", "slices", "any")
 BAR_WIDTH = 30
 #: Figure files the demo writes.
 DEMO_FORMATS = ("png", "svg", "pdf", "html")
@@ -67,8 +73,8 @@ DEMO_FORMATS = ("png", "svg", "pdf", "html")
 DESCRIPTION = """\
 Audit a probabilistic classifier's calibration — globally (reliability, ECE with bootstrap
 intervals, SKCE and Hosmer–Lemeshow tests) and locally (the KLCE test over a bandwidth grid,
-the local calibration bias of every row and the most biased subgroups, MLCE) — and write a
-self-contained report."""
+the local calibration bias of every row, MLCE, and the miscalibrated slices of the features
+and groups with a controlled error rate) — and write a self-contained report."""
 
 AUDIT_EPILOG = """\
 examples:
@@ -78,10 +84,13 @@ examples:
   calibration-atlas audit loans.csv --label defaulted --prob p_default \\
       --features age,income,race --groups sex,race --split split \\
       --out audit-2026-11 --formats png,pdf --resamples 1000 --seed 7
+  calibration-atlas audit scores.csv --label y --prob p --features age,region \\
+      --formats html --fail-on slices          # a CI gate: exit 1 if a slice is flagged
 
 writes DIR/report.html, DIR/report.pdf (when Chromium exists), DIR/results.json,
 DIR/figures/<figure>.<format> and DIR/tables/<table>.csv. Exit status: 0 success,
-2 bad input (the message names the column and rows), 1 the report could not be written."""
+2 bad input (the message names the column and rows), 1 the report could not be written or
+the --fail-on verdict rejects at alpha (the report is written first)."""
 
 DEMO_EPILOG = f"""\
 example:
@@ -218,6 +227,21 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seed of the bootstrap, the resampling tests, the embedding and the "
                             "trend bands, for a reproducible report "
                             "(default 0); example: --seed 7")
+    audit.add_argument("--alpha", metavar="A", type=float, default=0.05,
+                       help="level of every verdict: the tests and the slice findings' error "
+                            "rate (default 0.05); example: --alpha 0.01")
+    audit.add_argument("--error-rate", choices=ERROR_RATES, default="fwer",
+                       help="what the slice findings control: fwer, the chance of any false "
+                            "finding (default), or fdr, the expected share of false findings; "
+                            "example: --error-rate fdr")
+    audit.add_argument("--slice-depth", type=int, choices=(1, 2, 3), default=2,
+                       help="most features and groups combined in one slice (default 2: "
+                            "pairs); example: --slice-depth 3")
+    audit.add_argument("--fail-on", choices=GATES, default=None,
+                       help="exit with status 1 (after writing the report) when this verdict "
+                            "rejects at alpha: local (the aggregated KLCE test), slices (any "
+                            "slice flagged) or any (those two or the global SKCE test); "
+                            "example: --fail-on slices")
 
     demo = commands.add_parser(
         "demo", help=f"audit the '{DEFAULT_DEMO}' demo data and write its report",
@@ -320,13 +344,40 @@ def load_audit(options: argparse.Namespace) -> AuditData:
 
 
 def settings_for(options: argparse.Namespace) -> AuditSettings:
-    """The audit settings: the app's defaults, resamples and seed from the options."""
+    """The audit settings: the app's defaults; resamples, seed, α, the slices' error rate and
+    depth from the options."""
+    fields = {"seed": getattr(options, "seed", 0),
+              "alpha": check_fraction("--alpha", getattr(options, "alpha", 0.05)),
+              "error_rate": getattr(options, "error_rate", "fwer"),
+              "slice_depth": getattr(options, "slice_depth", 2)}
     resamples = getattr(options, "resamples", None)
-    seed = getattr(options, "seed", 0)
-    if resamples is None:
-        return AuditSettings(seed=seed)
-    return AuditSettings(n_bootstrap=resamples, test_resamples=resamples,
-                         grid_resamples=resamples, seed=seed)
+    if resamples is not None:
+        fields.update(n_bootstrap=resamples, test_resamples=resamples,
+                      grid_resamples=resamples, slice_resamples=resamples)
+    return AuditSettings(**fields)
+
+
+def failed_verdicts(result: AuditResult, fail_on: str | None) -> list[str]:
+    """The verdicts named by ``--fail-on`` that reject at the audit's α, one sentence each."""
+    if fail_on is None:
+        return []
+    alpha = result.settings.alpha
+    failed = []
+    consistency = result.reliability.tests["consistency"].p_value
+    if fail_on == "any" and consistency <= alpha:
+        failed.append(f"global: the SKCE consistency test rejects calibration "
+                      f"(p = {consistency:.4g})")
+    local = result.klce_grid.aggregated.p_value
+    if fail_on in ("local", "any") and local <= alpha:
+        failed.append(f"local: the aggregated KLCE test rejects local calibration "
+                      f"(p = {local:.4g})")
+    if fail_on in ("slices", "any") and result.slices.rejects():
+        found = result.slices.findings
+        first = found.iloc[0]
+        failed.append(f"slices: {len(found):,} miscalibrated slice finding(s), the first "
+                      f"{first['slice']} (gap {first['gap']:+.3f}, adjusted p = "
+                      f"{first['p_adjusted']:.4g}, {result.slices.error_rate.upper()})")
+    return failed
 
 
 def check_methods(methods: Sequence[str]) -> tuple[str, ...]:
@@ -338,9 +389,10 @@ def check_methods(methods: Sequence[str]) -> tuple[str, ...]:
 
 
 def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[str],
-        stream: TextIO, methods: Sequence[str] = ()) -> int:
+        stream: TextIO, methods: Sequence[str] = (), fail_on: str | None = None) -> int:
     """Audit, compare the recalibration ``methods`` (if any), build and write the report;
-    print what was written and how long it took."""
+    print what was written and how long it took. Returns 1 when a ``fail_on`` verdict
+    rejects (:func:`failed_verdicts`), else 0."""
     start = time.perf_counter()
     bar = ProgressBar(stream, "audit ")
     try:
@@ -373,7 +425,11 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
         f"Audited {result.rows:,} rows ({result.part}) of {audit.name}: wrote {len(files)} "
         f"files to {out} in {total:.1f} s (audit {audited:.1f} s; {steps}).\n")
     stream.write(f"Open {out / 'report.html'} for the report.\n")
-    return 0
+    failed = failed_verdicts(result, fail_on)
+    for sentence in failed:
+        stream.write(f"{PROG}: --fail-on {fail_on}: {sentence} at alpha = "
+                     f"{settings.alpha:g}.\n")
+    return 1 if failed else 0
 
 
 def load_credal(options: argparse.Namespace) -> AuditData:
@@ -513,7 +569,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 audit, settings, formats = load_audit(options), settings_for(options), \
                     options.formats
             methods = check_methods(getattr(options, "recalibrate", ()))
-            return run(audit, settings, options.out, formats, stream, methods)
+            return run(audit, settings, options.out, formats, stream, methods,
+                       getattr(options, "fail_on", None))
     except (DataError, ValueError) as error:  # DataError: the user's table
         stream.write(f"{PROG}: error: {error}\n")
         return 2

@@ -29,6 +29,7 @@ PAGES = [
             icon=":material/ssid_chart:"),
     st.Page(HERE / "views" / "trust.py", title="Trust test", icon=":material/verified:"),
     st.Page(HERE / "views" / "local_bias.py", title="Local bias", icon=":material/insights:"),
+    st.Page(HERE / "views" / "findings.py", title="Findings", icon=":material/flag:"),
     st.Page(HERE / "views" / "lce_landscape.py", title="LCE landscape",
             icon=":material/scatter_plot:"),
     st.Page(HERE / "views" / "recalibration.py", title="Recalibration", icon=":material/build:"),

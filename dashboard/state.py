@@ -257,7 +257,12 @@ PAGE_SETTINGS = {
     "trust_alpha": ("alpha", float),
     "lce_method": ("embedding", str),
     "lce_gamma": ("gamma", float),
-    "lcb_ranges": ("subgroup_ranges", int),
+    "find_alpha": ("alpha", float),
+    "find_error": ("error_rate", str),
+    "find_depth": ("slice_depth", int),
+    "find_ranges": ("slice_ranges", int),
+    "find_b": ("slice_resamples", int),
+    "find_notion": ("slice_notion", str),
 }
 #: Widgets whose values are stored with the session's table and come back after a reload.
 SAVED_WIDGETS = (*PAGE_SETTINGS, "trust_b", "lce_signed", "lcb_subgroups")

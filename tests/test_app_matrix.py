@@ -217,8 +217,11 @@ CONTROLS = {
               ("trust_sigma_p", 8.0), ("trust_class", "last"), ("trust_features", [])],
     "local_bias": [("lcb_bw_mode", "manual"), ("lcb_fp", 1 / 16), ("lcb_fx", 8.0),
                    ("lcb_x", "last"), ("lcb_color", "last"), ("lcb_facet", "last"),
-                   ("lcb_degree", 5), ("lcb_ranges", 8), ("lcb_subgroups", []),
-                   ("lcb_class", "last"), ("lcb_features", [])],
+                   ("lcb_degree", 5), ("lcb_class", "last"), ("lcb_features", [])],
+    "findings": [("find_error", "fdr"), ("find_depth", 3), ("find_ranges", 8), ("find_b", 200),
+                 ("find_alpha", 0.01), ("find_notion", "top-label"), ("find_slice", 1),
+                 ("find_tree_class", "last"), ("find_columns", "first"),
+                 ("find_columns", [])],
     "lce_landscape": [("lce_gamma", 0.01), ("lce_gamma", 10.0), ("lce_signed", False),
                       # UMAP is left out: its first call compiles numba code for ~60 s; the
                       # embedding tests cover it on small tables

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from core import cli
-from core.audit import AuditSettings
+from core.audit import AuditSettings, run_audit
 from core.data.audit_data import AuditData
 from core.report.export import find_chromium
 from tests.conftest import ROOT
@@ -87,6 +87,63 @@ def test_bad_options_exit_2(arguments, expected, table_csv: Path, capsys) -> Non
         cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p", *arguments])
     assert exit_info.value.code == 2
     assert expected in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    (["--fail-on", "global"], "argument --fail-on: invalid choice: 'global'"),
+    (["--error-rate", "bonferroni"], "argument --error-rate: invalid choice: 'bonferroni'"),
+    (["--slice-depth", "4"], "argument --slice-depth: invalid choice: 4"),
+])
+def test_bad_gate_options_exit_2(arguments, expected, table_csv: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p", *arguments])
+    assert exit_info.value.code == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_alpha_out_of_range_exits_2_with_a_sentence(table_csv: Path, tmp_path: Path,
+                                                    capsys) -> None:
+    status = cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p",
+                       "--alpha", "1.5", "--out", str(tmp_path / "out")])
+    assert status == 2
+    assert "--alpha must lie strictly between 0 and 1, not 1.5." in capsys.readouterr().err
+
+
+def test_fail_on_gates_a_pipeline(table_csv: Path, tmp_path: Path, capsys) -> None:
+    """The table's model underestimates the rate of group '=c' by 0.25 (150 audited rows,
+    B = 30): --fail-on slices exits 1 after writing the report, naming the first finding;
+    without it the same audit exits 0; --fail-on local/any follow their verdicts."""
+    common = ["audit", str(table_csv), "--label", "y", "--prob", "p", "--features", "age",
+              "--groups", "grp", "--formats", "html", *SMALL]
+    out = tmp_path / "gated"
+    assert cli.main([*common, "--out", str(out), "--fail-on", "slices"]) == 1
+    err = capsys.readouterr().err
+    assert (out / "report.html").is_file() and (out / "results.json").is_file()
+    document = json.loads((out / "results.json").read_text())
+    assert document["local"]["slices"]["rejects"] is True
+    found = [row for row in document["local"]["slices"]["table"] if row["finding"]]
+    assert f"--fail-on slices: slices: {len(found)} miscalibrated slice finding(s), the " \
+           f"first {found[0]['slice']}" in err and "at alpha = 0.05" in err
+    assert document["settings"]["slice_resamples"] == 30
+    # the other gates read the same verdicts (the audit the command ran, run again here)
+    options = cli.build_parser().parse_args([*common, "--out", str(out)])
+    result = run_audit(cli.load_audit(options), cli.settings_for(options))
+    assert cli.failed_verdicts(result, None) == []
+    assert len(cli.failed_verdicts(result, "slices")) == 1
+    local = cli.failed_verdicts(result, "local")
+    assert len(local) == int(document["local"]["klce_grid"]["rejects"])
+    assert cli.failed_verdicts(result, "any")[-1] == cli.failed_verdicts(result, "slices")[0]
+    # calibrated outcomes at a strict level: nothing to gate on
+    calibrated = audit_table(300)
+    calibrated["y"] = (np.random.default_rng(1).random(300) < calibrated["p"]).astype(int)
+    path = tmp_path / "calibrated.csv"
+    calibrated.to_csv(path, index=False)
+    assert cli.main(["audit", str(path), "--label", "y", "--prob", "p", "--groups", "grp",
+                     "--formats", "html", "--out", str(tmp_path / "calm"), "--alpha", "0.01",
+                     "--error-rate", "fdr", "--fail-on", "slices", *SMALL]) == 0
+    calm = json.loads((tmp_path / "calm" / "results.json").read_text())
+    assert calm["local"]["slices"]["error_rate"] == "fdr"
+    assert calm["settings"]["alpha"] == 0.01
 
 
 def test_missing_file_and_both_prob_options(tmp_path: Path, capsys) -> None:

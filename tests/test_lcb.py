@@ -1,15 +1,14 @@
-"""Local calibration bias (eq. 7), its bandwidth choice, trends and subgroup ranking."""
+"""Local calibration bias (eq. 7), its bandwidth choice and its trends."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy.special import expit
 
 from core.kernels.tiles import gaussian_block, standardize_features
 from core.local.lcb_estimate import lcb, select_bandwidths
-from core.local.lcb_trends import biased_subgroups, lcb_trends
+from core.local.lcb_trends import lcb_trends
 
 
 def planted(n: int, seed: int):
@@ -73,18 +72,6 @@ def test_trends_and_bands() -> None:
     assert (trends["fit"] <= trends["high"] + 1e-12).all()
     with pytest.raises(ValueError, match="between 1 and 5"):
         lcb_trends(x, values, degree=7)
-
-
-def test_subgroup_ranking_puts_the_planted_cell_first() -> None:
-    p, y, X, _ = planted(4000, 4)
-    groups = pd.DataFrame({"side": np.where(X[:, 1] > 0, "upper", "lower")})
-    values = lcb(p, y, X, prob_bandwidth=0.1, feature_bandwidth=0.5)
-    table = biased_subgroups(values, y - p, p, groups, X[:, 0], "x1", n_ranges=3)
-    assert table.iloc[0]["side"] == "upper"
-    assert table.iloc[0]["z"] > 4 and table.iloc[0]["mean_lcb"] > 0.1
-    assert set(table.columns) >= {"rows", "mean_lcb", "mean_abs_lcb",
-                                  "observed_minus_predicted", "z"}
-    assert (table["rows"] >= 30).all()
 
 
 # --------------------------------------------------------------------------- LCB at scale

@@ -1,15 +1,13 @@
 """Around the LCB point estimates (:mod:`core.local.lcb_estimate`): polynomial trends of the
-LCB against one feature per group with bootstrap bands (I-trustworthy Fig. 6), and the
-ranking of subgroups (group × feature range) by mean |LCB| with each one's raw residual
-evidence.
+LCB against one feature per group with bootstrap bands (I-trustworthy Fig. 6). Which slices
+of the data are miscalibrated, with a controlled error rate, is
+:mod:`core.local.slice_discovery`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
-from core.local.lcb_estimate import MIN_SUBGROUP
 
 
 def lcb_trends(
@@ -60,49 +58,3 @@ def _refit(x: np.ndarray, v: np.ndarray, degree: int, grid: np.ndarray) -> np.nd
     if np.ptp(x) == 0:
         return np.full(grid.shape, np.nan)
     return np.polynomial.Polynomial.fit(x, v, degree)(grid)
-
-
-def biased_subgroups(
-    values: np.ndarray,
-    residuals: np.ndarray,
-    p: np.ndarray,
-    groups: pd.DataFrame,
-    feature: np.ndarray | None = None,
-    feature_name: str = "feature",
-    n_ranges: int = 4,
-    min_rows: int = MIN_SUBGROUP,
-) -> pd.DataFrame:
-    """Subgroups (every combination of the group columns × a quantile range of ``feature``)
-    ranked by mean |LCB|, largest first.
-
-    Each row: the subgroup's size, mean LCB (signed: positive = risk underestimated) and mean
-    |LCB|, and the raw evidence that does not depend on kernels — the observed rate minus
-    the mean prediction, ``Σ(y − p)/n``, and its z-score ``Σ(y − p)/√Σp(1 − p)`` (the
-    binomial standard error if the model were calibrated there). Subgroups smaller than
-    ``min_rows`` are left out.
-    """
-    frame = groups.reset_index(drop=True).astype(str).copy()
-    keys = list(frame.columns)
-    if feature is not None:
-        feature = np.asarray(feature, dtype=np.float64)
-        edges = np.unique(np.quantile(feature, np.linspace(0, 1, n_ranges + 1)))
-        index = np.clip(np.searchsorted(edges, feature, side="right") - 1, 0, edges.size - 2)
-        labels = [f"{edges[k]:.4g}–{edges[k + 1]:.4g}" for k in range(edges.size - 1)]
-        frame[feature_name] = pd.Categorical(np.asarray(labels, dtype=object)[index],
-                                             categories=labels, ordered=True)
-        keys.append(feature_name)
-    frame = frame.assign(lcb=values, abs_lcb=np.abs(values), residual=residuals,
-                         variance=p * (1 - p))
-    if not keys:
-        keys = ["all"]
-        frame["all"] = "all rows"
-    summary = frame.groupby(keys, observed=True).agg(
-        rows=("lcb", "size"), mean_lcb=("lcb", "mean"), mean_abs_lcb=("abs_lcb", "mean"),
-        residual_sum=("residual", "sum"), variance_sum=("variance", "sum"),
-    ).reset_index()
-    summary = summary[summary["rows"] >= min_rows]
-    summary["observed_minus_predicted"] = summary["residual_sum"] / summary["rows"]
-    summary["z"] = summary["residual_sum"] / np.sqrt(summary["variance_sum"].clip(lower=1e-12))
-    summary = summary.drop(columns=["residual_sum", "variance_sum"])
-    return summary.sort_values("mean_abs_lcb", ascending=False, ignore_index=True)
-

@@ -2,7 +2,8 @@
 
 :func:`audit_figures` turns an :class:`~core.audit.AuditResult` (and the data it was computed
 on) into the figures the pages draw — reliability diagram, class balance, per-group
-diagrams, KLCE p-value map and aggregated null, LCB against a feature, MLCE against γ — with
+diagrams, KLCE p-value map and aggregated null, LCB against a feature, MLCE against γ, the
+slices' gaps and their treemap — with
 the caption line of :func:`core.figures.style.caption_text`. The report, the Export page and the
 command line all draw from here.
 """
@@ -17,6 +18,7 @@ import plotly.graph_objects as go
 from core.audit import AuditResult, audit_part, numeric_features, reference_and_query
 from core.data.audit_data import AuditData
 from core.figures.data import class_balance_figure
+from core.figures.findings import slice_forest_figure, slice_treemap_figure
 from core.figures.lce import mlce_curve_figure
 from core.figures.local_bias import lcb_figure
 from core.figures.reliability import reliability_figure, reliability_grid
@@ -168,6 +170,28 @@ def lce_figures(result: AuditResult) -> list[AuditFigure]:
                         apply_style(figure, caption), caption)]
 
 
+def slice_figures(result: AuditResult) -> list[AuditFigure]:
+    """The slices' gaps with their intervals (most significant first) and the depth-2 slices
+    as a treemap coloured by gap."""
+    slices = result.slices
+    if slices.n_tested == 0:
+        return []
+    interval = ("simultaneous" if slices.error_rate == "fwer" else "FCR-adjusted") + \
+        f" {1 - slices.alpha:.0%} interval"
+    caption = caption_text(
+        notion=slices.notion, split=_split(result), n=result.rows,
+        extra=f"{slices.n_tested:,} tests · {slices.error_rate.upper()} at α = "
+              f"{slices.alpha:g} · B = {slices.n_resamples:,}")
+    figures = [AuditFigure("slices_forest", "Slices: gap and interval",
+                           apply_style(slice_forest_figure(slices.table, interval=interval),
+                                       caption), caption)]
+    if slices.family.depth > 0 and any(s.depth for s in slices.family.slices):
+        figures.append(AuditFigure("slices_treemap", "Slices: gaps of the deepest slices",
+                                   apply_style(slice_treemap_figure(slices), caption),
+                                   caption))
+    return figures
+
+
 def audit_figures(result: AuditResult, audit: AuditData) -> tuple[AuditFigure, ...]:
     """Every figure of the audit, in the order of the pages.
 
@@ -188,7 +212,7 @@ def audit_figures(result: AuditResult, audit: AuditData) -> tuple[AuditFigure, .
                          f"fingerprints {result.fingerprint[:12]} and "
                          f"{audit.fingerprint[:12]} differ. Pass the data the audit ran on.")
     figures = [*reliability_figures(result, audit), *klce_figures(result),
-               *lcb_figures(result, audit), *lce_figures(result)]
+               *lcb_figures(result, audit), *lce_figures(result), *slice_figures(result)]
     return tuple(unique_keys(figures))
 
 

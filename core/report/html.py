@@ -8,8 +8,8 @@ report opens offline and prints to PDF unchanged (:mod:`core.report.pdf`).
 Contents, top to bottom: the plain-language summary (:mod:`core.report.summary`), the data's
 fingerprint (rows, columns used, hash), every setting, every metric with its interval, every
 test with statistic, p-value, null hypothesis and B, the per-group diagnostics, the local
-findings (KLCE grid verdict, the most biased subgroups, MLCE) and the recalibration
-comparison.
+findings (KLCE grid verdict, LCB, MLCE), the miscalibrated slices with the error rate they
+control, and the recalibration comparison.
 """
 
 from __future__ import annotations
@@ -50,11 +50,19 @@ SETTING_HELP = {
     "grid_resamples": "resamples B shared by the KLCE bandwidth grid",
     "embedding": "map of the audit features for the LCE",
     "gamma": "LCE kernel bandwidth γ (standard deviations of the map)",
-    "subgroup_ranges": "quantile ranges of the feature in the subgroup table",
+    "slice_ranges": "quantile ranges of each numeric column in the slices",
+    "slice_depth": "most columns combined in one slice",
+    "slice_resamples": "consistency resamples B of the slices' max-|T| null",
+    "slice_notion": "what the slices test for several classes (None: every class one vs "
+                    "rest)",
+    "error_rate": "error rate the slice findings control: fwer (family-wise) or fdr (false "
+                  "discovery rate)",
     "alpha": "test level α of every verdict",
     "seed": "seed of every random step",
 }
-SUBGROUP_ROWS = 15
+#: Columns of the slice table in the HTML report (the CSV and JSON files hold them all).
+SLICE_COLUMNS = ("slice", "class", "rows", "observed", "predicted", "gap", "ci_low", "ci_high",
+                 "p_adjusted", "listed_under")
 
 STYLE = """
 :root { --ink: #1d2329; --muted: #55606b; --line: #d9dee3; --ok: #0b7a4b; --bad: #b3261e;
@@ -263,14 +271,27 @@ def lcb_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
              ("σ_x (standardised features)", lcb.spec.feature_bandwidth),
              ("rows evaluated", int(lcb.values.size)), ("rows without neighbours", missing),
              ("computation", lcb.computation)]
-    top = lcb.subgroups.head(SUBGROUP_ROWS)
-    ranked = table_html(top) if len(top) else \
-        "<p>No subgroup has the 30 rows needed to be ranked.</p>"
-    return (f"<h3>Local calibration bias (LCB)</h3>{key_value_html(pairs)}{blocks('lcb')}"
-            f"<h3>Most biased subgroups</h3>{ranked}"
-            "<p class=\"caption\">Ranked by mean |LCB|; observed − predicted and "
-            "z = Σ(y − p)/√Σp(1 − p) use the raw outcomes, without kernels. Subgroups of fewer "
-            "than 30 rows are left out.</p>")
+    return f"<h3>Local calibration bias (LCB)</h3>{key_value_html(pairs)}{blocks('lcb')}"
+
+
+def slices_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
+    """The flagged slices (findings first, the slices listed under them after), what was
+    tested and the error rate controlled; every tested slice is in ``tables/slices.csv``."""
+    slices = result.slices
+    flagged = slices.significant
+    columns = [c for c in SLICE_COLUMNS if c != "class" or len(slices.classes) > 1]
+    body = table_html(flagged[columns]) if len(flagged) else \
+        "<p>No slice is flagged at this level.</p>"
+    interval = ("simultaneous (every gap inside its interval together)"
+                if slices.error_rate == "fwer" else "false-coverage-rate adjusted")
+    return (f"<h2>Findings: miscalibrated slices</h2><p>{escape(slices.statement())}</p>"
+            f"<p>{escape(slices.summary())}</p>{blocks('slices_forest')}"
+            f"{blocks('slices_treemap')}<h3>Flagged slices</h3>{body}"
+            "<p class=\"caption\">gap = observed rate − mean prediction; ci_low–ci_high its "
+            f"{escape(interval)} {1 - slices.alpha:.0%} interval; p_adjusted "
+            f"{'max-|T| step-down' if slices.error_rate == 'fwer' else 'BH q-value'}; "
+            "listed_under: the flagged parent whose interval overlaps (not a finding of its "
+            f"own). {escape(slices.family.describe())}</p>")
 
 
 def lce_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
@@ -352,6 +373,7 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
         klce_section(result, blocks),
         lcb_section(result, blocks),
         lce_section(result, blocks),
+        slices_section(result, blocks),
         recalibration_section(comparison),
         ("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in result.notes)
          + "</ul>") if result.notes else "",

@@ -30,7 +30,7 @@ from core.report.provenance import provenance
 from core.report.summary import findings
 from core.stattests.result import TestResult
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "2.0"
 SCHEMA_ID = "calibration-atlas/audit-report"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Columns a recalibration comparison table must have (core.recalibration.compare).
@@ -58,6 +58,11 @@ NULL_HYPOTHESES = {
     "credal-sampled": "some constant convex combination of the members is calibrated in "
                       "distribution (Mortier et al.)",
 }
+
+
+#: What each slice's test assumes (the report's JSON and the Findings page say it).
+SLICE_NULL = ("the model is calibrated on the slice's rows given their features: y_i ~ "
+              "Bernoulli(p_i), independently (consistency resampling)")
 
 
 def escape_text(text: str) -> str:
@@ -137,7 +142,7 @@ def dataset_record(result: AuditResult, audit: AuditData) -> dict:
 
 
 def local_record(result: AuditResult) -> dict:
-    """KLCE grid and aggregated test, LCB and its subgroups, MLCE over γ."""
+    """KLCE grid and aggregated test, LCB, MLCE over γ, and the slice findings."""
     grid, lcb, lce = result.klce_grid, result.lcb, result.lce
     return {
         "klce_grid": {
@@ -156,7 +161,7 @@ def local_record(result: AuditResult) -> dict:
             "reference": lcb.reference,
             "prob_bandwidth": lcb.spec.prob_bandwidth,
             "feature_bandwidth": lcb.spec.feature_bandwidth,
-            "cross_validation": lcb.cv_table, "subgroups": lcb.subgroups,
+            "cross_validation": lcb.cv_table,
             "rows": int(lcb.values.size),
             "rows_without_neighbours": int(np.isnan(lcb.values).sum()),
             "values": lcb.values,
@@ -165,6 +170,23 @@ def local_record(result: AuditResult) -> dict:
             "gamma": result.settings.gamma, "mlce": lce.mlce, "mce": lce.mce, "map": lce.map,
             "curve": lce.curve,
         },
+        "slices": slices_record(result),
+    }
+
+
+def slices_record(result: AuditResult) -> dict:
+    """The slice findings: what was tested, the error rate, and every tested slice."""
+    slices = result.slices
+    family = slices.family
+    return {
+        "null_hypothesis": SLICE_NULL, "statement": slices.statement(),
+        "error_rate": slices.error_rate, "alpha": slices.alpha, "notion": slices.notion,
+        "classes": slices.classes, "n_tested": slices.n_tested, "n_slices": slices.n_slices,
+        "n_resamples": slices.n_resamples, "critical_value": slices.critical_value,
+        "depth": family.depth, "n_ranges": family.n_ranges, "min_rows": family.min_rows,
+        "left_out_small": family.n_small, "left_out_duplicates": family.n_duplicates,
+        "engine": slices.engine, "seed": slices.seed, "rejects": slices.rejects(),
+        "table": slices.table,
     }
 
 
@@ -245,7 +267,7 @@ def csv_text(frame: pd.DataFrame) -> str:
 def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None
                   ) -> dict[str, pd.DataFrame]:
     """The report's tables by file stem: metrics, tests, reliability bins, group summaries,
-    the KLCE grid, LCB subgroups, the MLCE curve and the recalibration comparison."""
+    the KLCE grid, the tested slices, the MLCE curve and the recalibration comparison."""
     section = result.reliability
     tests = pd.DataFrame([{k: v for k, v in test_entry(name, t).items()
                            if k not in ("parameters", "null_statistics")}
@@ -256,7 +278,7 @@ def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None
             for i, sp in enumerate(grid.prob_bandwidths)
             for j, sx in enumerate(grid.feature_bandwidths)]
     tables = {"metrics": section.metrics, "tests": tests, "reliability_bins": section.table,
-              "klce_grid": pd.DataFrame(rows), "lcb_subgroups": result.lcb.subgroups}
+              "klce_grid": pd.DataFrame(rows), "slices": result.slices.table}
     for group, (summary, _) in section.groups.items():
         tables[f"groups_{group}"] = summary
     if result.lce is not None:
