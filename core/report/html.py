@@ -148,7 +148,8 @@ def figure_block(item: AuditFigure, images: Mapping[str, bytes] | None) -> str:
         body = pio.to_html(item.figure, full_html=False, include_plotlyjs=False,
                            config={"displaylogo": False, "responsive": True})
     # the caption line is inside the figure itself; the figcaption names it
-    return f"<figure>{body}<figcaption>{escape(item.title)}</figcaption></figure>"
+    note = f". {escape(item.note)}" if item.note else ""
+    return f"<figure>{body}<figcaption>{escape(item.title)}{note}</figcaption></figure>"
 
 
 # --------------------------------------------------------------------------- sections
