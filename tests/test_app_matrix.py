@@ -159,8 +159,9 @@ def upload_and_train(name: str, content: bytes, model_features, audit_features, 
     at.run()
     assert not at.exception, at.exception
     source = f"uploaded: {name}"
-    at.selectbox(key="ref_source").set_value(source).run()
-    at.multiselect(key=f"ref_model_{source}").set_value(list(model_features))
+    assert at.selectbox(key="ref_source").value == source  # issue 20: the upload is the default
+    label = at.selectbox(key=f"ref_label_{source}").value
+    at.multiselect(key=f"ref_model_{source}_{label}").set_value(list(model_features))
     at.multiselect(key=f"ref_audit_{source}").set_value(list(audit_features))
     at.multiselect(key=f"ref_groups_{source}").set_value(list(groups))
     at.selectbox(key="ref_model").set_value(model)
