@@ -29,6 +29,7 @@ import pandas as pd
 from core.audit import AuditResult
 from core.data.audit_data import AuditData
 from core.data.validation import check_choice
+from core.ensembles.summary import CredalComparison
 from core.report.charts import AuditFigure, audit_figures, slug
 from core.report.export import (
     FORMATS,
@@ -95,7 +96,8 @@ def render_figures(figures: Sequence[AuditFigure], formats: Sequence[str],
 def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
                  formats: Sequence[str] = FORMATS, pdf: bool = True,
                  figures: Sequence[AuditFigure] | None = None,
-                 progress: Progress | None = None) -> Report:
+                 progress: Progress | None = None,
+                 credal: CredalComparison | None = None) -> Report:
     """The report of ``result``: HTML, PDF (where Chromium exists), JSON, figures, tables.
 
     Parameters
@@ -116,6 +118,10 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
         The figures (default: :func:`~core.report.charts.audit_figures`).
     progress : callable, optional
         ``progress(fraction, message)``.
+    credal : CredalComparison, optional
+        The credal-set tests of the ensemble members
+        (:func:`core.ensembles.compare_ensemble`); ``None``: data with members get a
+        sentence that they were not run.
 
     Returns
     -------
@@ -146,7 +152,7 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
     else:
         notes += ("The HTML report is interactive (plotly.js inline) because its figures "
                   "could not be drawn as images: " + reason,)
-    html = report_html(result, audit, figures, images, comparison, created)
+    html = report_html(result, audit, figures, images, comparison, created, credal)
     seconds["html"] = time.perf_counter() - start
 
     pdf_bytes = None
@@ -159,9 +165,9 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
             notes += (f"No PDF report: {error}",)
         seconds["pdf"] = time.perf_counter() - start
     report(0.95, "Writing the JSON and CSV tables…")
-    json_text = report_json(result, audit, comparison, created)
+    json_text = report_json(result, audit, comparison, created, credal)
     tables = {slug(name): csv_text(frame)
-              for name, frame in result_tables(result, comparison).items()}
+              for name, frame in result_tables(result, comparison, credal).items()}
     report(1.0, "Report ready")
     return Report(html, json_text, pdf_bytes, files, tables, tuple(notes), seconds)
 

@@ -26,6 +26,8 @@ import pandas as pd
 import core
 from core.audit import AuditResult
 from core.data.audit_data import AuditData
+from core.ensembles.summary import CredalComparison
+from core.ensembles.test import WEIGHT_LABELS, null_description
 from core.report.summary import findings
 from core.stattests.result import TestResult
 
@@ -107,6 +109,23 @@ def test_entry(name: str, test: TestResult) -> dict:
     }
 
 
+def credal_record(comparison: CredalComparison) -> dict:
+    """The credal-set comparison: members, features, settings, the verdict, and per test its
+    entry (statistic, p-values, null hypothesis, parameters, null statistics) with its label,
+    the null used and the verdict; the learned weights per member."""
+    settings = comparison.settings
+    return {
+        "members": comparison.members, "features": comparison.features, "settings": settings,
+        "test_rows": int(comparison.results["learned"].rows.size),
+        "verdict": comparison.verdict(),
+        "tests": {key: {"label": WEIGHT_LABELS[key], **test_entry(result.method, result),
+                        "null_used": null_description(settings.null, key),
+                        "rejects": result.rejects(settings.alpha)}
+                  for key, result in comparison.results.items()},
+        "weights": comparison.weights_table(),
+    }
+
+
 def check_comparison(table: pd.DataFrame | None) -> pd.DataFrame | None:
     """The recalibration comparison table, checked for its columns (``None`` passes)."""
     if table is None:
@@ -169,7 +188,8 @@ def local_record(result: AuditResult) -> dict:
 
 def report_document(result: AuditResult, audit: AuditData,
                     comparison: pd.DataFrame | None = None,
-                    created: dt.datetime | None = None) -> dict:
+                    created: dt.datetime | None = None,
+                    credal: CredalComparison | None = None) -> dict:
     """The whole report as a JSON-ready dict (see ``docs/report-schema.md``).
 
     Parameters
@@ -182,6 +202,9 @@ def report_document(result: AuditResult, audit: AuditData,
         The recalibration comparison (:data:`COMPARISON_COLUMNS`); ``None``: not run.
     created : datetime, optional
         The report's time stamp (default: now, UTC).
+    credal : CredalComparison, optional
+        The credal-set tests of the ensemble members (:func:`credal_record`); ``None``: not
+        run.
 
     Returns
     -------
@@ -198,7 +221,7 @@ def report_document(result: AuditResult, audit: AuditData,
         "dataset": dataset_record(result, audit),
         "settings": dataclasses.asdict(result.settings),
         "summary": [{"level": f.level, "topic": f.topic, "text": f.text}
-                    for f in findings(result, comparison)],
+                    for f in findings(result, comparison, credal)],
         "reliability": {
             "notion": section.notion, "bins": section.table,
             "metrics": section.metrics.drop(columns=["description"], errors="ignore"),
@@ -209,15 +232,17 @@ def report_document(result: AuditResult, audit: AuditData,
         },
         "local": local_record(result),
         "recalibration": None if comparison is None else {"comparison": comparison},
+        "credal": None if credal is None else credal_record(credal),
         "notes": list(result.notes),
     }
     return jsonable(document)
 
 
 def report_json(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
-                created: dt.datetime | None = None) -> str:
+                created: dt.datetime | None = None,
+                credal: CredalComparison | None = None) -> str:
     """:func:`report_document` as indented JSON text (UTF-8, no NaN literals)."""
-    return json.dumps(report_document(result, audit, comparison, created), indent=2,
+    return json.dumps(report_document(result, audit, comparison, created, credal), indent=2,
                       ensure_ascii=False, allow_nan=False)
 
 
@@ -238,10 +263,11 @@ def csv_text(frame: pd.DataFrame) -> str:
     return escape_frame(frame).to_csv(index=False)
 
 
-def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None
-                  ) -> dict[str, pd.DataFrame]:
+def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None,
+                  credal: CredalComparison | None = None) -> dict[str, pd.DataFrame]:
     """The report's tables by file stem: metrics, tests, reliability bins, group summaries,
-    the KLCE grid, LCB subgroups, the MLCE curve and the recalibration comparison."""
+    the KLCE grid, LCB subgroups, the MLCE curve, the recalibration comparison and the
+    credal-set tests with their learned weights."""
     section = result.reliability
     tests = pd.DataFrame([{k: v for k, v in test_entry(name, t).items()
                            if k not in ("parameters", "null_statistics")}
@@ -259,4 +285,7 @@ def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None
         tables["mlce_curve"] = result.lce.curve
     if comparison is not None:
         tables["recalibration"] = check_comparison(comparison)
+    if credal is not None:
+        tables["credal"] = credal.table()
+        tables["credal_weights"] = credal.weights_table()
     return tables

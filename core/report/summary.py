@@ -4,8 +4,9 @@ Each :class:`Finding` reads one result at the audit's level α — global calibr
 consistency test and ECE with its interval), Hosmer–Lemeshow, the worst group, local
 calibration (the aggregated KLCE test over the bandwidth grid), the most biased subgroups
 whose raw evidence is strong (|z| ≥ :data:`STRONG_Z`), MLCE against the global MCE, and the
-recalibration comparison when one is given. ``level`` is ``"ok"`` (no evidence of a
-problem), ``"problem"`` (evidence of miscalibration) or ``"info"``.
+recalibration comparison and the ensemble's credal-set test when they are given. ``level``
+is ``"ok"`` (no evidence of a problem), ``"problem"`` (evidence of miscalibration) or
+``"info"``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.audit import AuditResult
+from core.ensembles.summary import CredalComparison
 
 #: A subgroup's raw residual z-score at or beyond this is hard to explain by chance.
 STRONG_Z = 3.0
@@ -29,7 +31,7 @@ MIN_GROUP_ROWS = 100
 class Finding:
     """One sentence of the summary."""
 
-    topic: str  # global, groups, local, subgroups, lce, recalibration, notes
+    topic: str  # global, groups, local, subgroups, lce, recalibration, ensemble, notes
     level: str  # ok, problem, info
     text: str
 
@@ -157,8 +159,16 @@ def recalibration_findings(comparison: pd.DataFrame | None, alpha: float) -> lis
                     f"{local} (p = {best['klce_p']:.4f}).")]
 
 
-def findings(result: AuditResult, comparison: pd.DataFrame | None = None
-             ) -> tuple[Finding, ...]:
+def credal_findings(credal: CredalComparison | None) -> list[Finding]:
+    """The credal-set test with learned weights, when it was run."""
+    if credal is None:
+        return []
+    rejects = credal.results["learned"].rejects(credal.settings.alpha)
+    return [Finding("ensemble", "problem" if rejects else "ok", credal.verdict())]
+
+
+def findings(result: AuditResult, comparison: pd.DataFrame | None = None,
+             credal: CredalComparison | None = None) -> tuple[Finding, ...]:
     """Every finding, in reading order.
 
     Parameters
@@ -168,6 +178,8 @@ def findings(result: AuditResult, comparison: pd.DataFrame | None = None
     comparison : pandas.DataFrame, optional
         The recalibration comparison table (columns of
         :data:`core.report.schema.COMPARISON_COLUMNS`).
+    credal : CredalComparison, optional
+        The credal-set tests of the ensemble members.
 
     Returns
     -------
@@ -176,4 +188,5 @@ def findings(result: AuditResult, comparison: pd.DataFrame | None = None
     notes = [Finding("notes", "info", note) for note in result.notes]
     return tuple([*global_findings(result), *group_findings(result), *local_findings(result),
                   *subgroup_findings(result), *lce_findings(result),
-                  *recalibration_findings(comparison, result.settings.alpha), *notes])
+                  *recalibration_findings(comparison, result.settings.alpha),
+                  *credal_findings(credal), *notes])
