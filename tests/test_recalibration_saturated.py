@@ -130,7 +130,7 @@ def test_log_scale_methods_calibrate_the_forest_as_well_as_scikit_learn(name, ge
 def test_platt_on_the_score_is_scikit_learns_sigmoid(generated_forest) -> None:
     """transform="identity" with Platt's smoothed targets (the default) is scikit-learn's
     sigmoid calibration of a model without a decision function, to the optimisers' tolerance;
-    "auto" keeps whichever design has the smaller calibration NLL."""
+    "auto" keeps whichever design comes out with the smaller ECE on the calibration rows."""
     model, X_cal, p_cal, y_cal, X_test, p_test, _ = generated_forest
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -139,11 +139,13 @@ def test_platt_on_the_score_is_scikit_learns_sigmoid(generated_forest) -> None:
     ours = make_recalibrator("platt", transform="identity").fit(p_cal, y_cal)
     np.testing.assert_allclose(ours.predict(p_test), sigmoid.predict_proba(X_test)[:, 1],
                                atol=1e-4)
-    auto = make_recalibrator("platt", smoothing="off").fit(p_cal, y_cal)
-    nll = {t: metrics.nll(make_recalibrator("platt", transform=t, smoothing="off")
-                          .fit(p_cal, y_cal).predict(p_cal), y_cal)
-           for t in ("logit", "identity")}
-    assert auto.transform_ == min(nll, key=nll.get)
+    auto = make_recalibrator("platt").fit(p_cal, y_cal)
+    errors = {t: metrics.ece(make_recalibrator("platt", transform=t).fit(p_cal, y_cal)
+                             .predict(p_cal), y_cal)
+              for t in ("logit", "identity")}
+    assert auto.transform_ == min(errors, key=errors.get)
+    fitted = make_recalibrator("platt", transform=auto.transform_).fit(p_cal, y_cal)
+    np.testing.assert_array_equal(auto.predict(p_test), fitted.predict(p_test))
 
 
 def test_the_calibration_slope_uses_the_same_bound(generated_forest) -> None:

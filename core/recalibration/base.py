@@ -458,11 +458,11 @@ RECALIBRATORS: dict[str, RecalibratorSpec] = {spec.key: spec for spec in (
     RecalibratorSpec(
         "platt", "Platt scaling",
         "Logistic regression on the model's score, q = σ(a·s + b), with s the logit of p or "
-        "p itself (scikit-learn's sigmoid on probability outputs), whichever fits the "
-        "calibration rows better." + _OVR,
+        "p itself (scikit-learn's sigmoid on probability outputs), whichever comes out better "
+        "calibrated on the calibration rows." + _OVR,
         "Platt (1999)", "scaling",
         (_choice("transform", "auto", ("auto", "logit", "identity"),
-                 "the score s: logit(p), p itself, or whichever fits better (auto)"),
+                 "the score s: logit(p), p itself, or whichever calibrates better (auto)"),
          _choice("smoothing", "on", ("on", "off"),
                  "Platt's target smoothing (N₊+1)/(N₊+2), 1/(N₋+2)")),
         _BOTH, (), "scaling:PlattScaling"),
