@@ -55,28 +55,35 @@ def active_source() -> str:
     return st.session_state[_SOURCE]
 
 
-#: Prefix of the Data page's reference-model form widgets (``ref_source``, ``ref_label_…``).
+#: Prefix of the Data page's reference-model form widgets (``ref_source_…``, ``ref_label_…``).
 REFERENCE_FORM = "ref_"
-_UPLOAD_KEY = "uploaded_table_key"
+UPLOAD_KEY = "uploaded_table_key"
 
 
 def remember_upload(table, key: str) -> None:
     """Keep the last uploaded table (a :class:`core.data.readers.LoadedTable`) for the reference
-    model tab. ``key`` identifies the file's contents: a new file resets the reference form,
-    so that it opens on the new table with its defaults instead of keeping an earlier choice
-    (such as the demo raw table)."""
-    if st.session_state.get(_UPLOAD_KEY) != key:
+    model tab; ``key`` identifies the file's contents. A new file starts a fresh reference
+    form (:func:`reference_form_key`); the widgets of the old one are forgotten."""
+    if st.session_state.get(UPLOAD_KEY) != key:
         for name in [k for k in st.session_state if str(k).startswith(REFERENCE_FORM)]:
             del st.session_state[name]
     st.session_state[_UPLOAD] = table
-    st.session_state[_UPLOAD_KEY] = key
+    st.session_state[UPLOAD_KEY] = key
+
+
+def reference_form_key(name: str) -> str:
+    """The key of one reference-form widget. It carries the last upload's key: Streamlit keeps
+    a widget's value (in the browser too) for as long as its key lives, so a new upload must
+    bring new keys for the form to open on the new table with its defaults instead of an
+    earlier choice such as the demo raw table."""
+    return f"{REFERENCE_FORM}{name}_{st.session_state.get(UPLOAD_KEY, 'none')}"
 
 
 def last_upload():
     """The last uploaded table of this session and its key: ``(LoadedTable, key)``, or
     ``None``."""
     table = st.session_state.get(_UPLOAD)
-    return None if table is None else (table, st.session_state[_UPLOAD_KEY])
+    return None if table is None else (table, st.session_state[UPLOAD_KEY])
 
 
 # --------------------------------------------------------------------------- recalibration

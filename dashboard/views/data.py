@@ -25,12 +25,12 @@ from core.data.table import deduplicate_columns, summarise_columns
 from core.figures.data import class_balance_figure
 from dashboard.components import chart, validation_report
 from dashboard.state import (
-    REFERENCE_FORM,
     active_audit,
     active_source,
     cached_demo,
     cached_demo_frame,
     last_upload,
+    reference_form_key,
     remember_upload,
     set_active,
 )
@@ -232,7 +232,7 @@ def reference_tab() -> None:
         "and comes out far better calibrated."
     )
     sources = reference_sources()
-    source = st.selectbox("Raw table", list(sources), key=f"{REFERENCE_FORM}source")
+    source = st.selectbox("Raw table", list(sources), key=reference_form_key("source"))
     defaults = sources[source]
     frame = defaults.frame
     columns = [str(c) for c in frame.columns]
@@ -241,11 +241,11 @@ def reference_tab() -> None:
         label = st.selectbox(
             "Label column", columns,
             index=columns.index(defaults.label) if defaults.label in columns else 0,
-            key=f"{REFERENCE_FORM}label_{source}",
+            key=reference_form_key(f"label_{source}"),
         )
         others = [c for c in columns if c != label]
         seed = st.number_input(
-            "Split seed", min_value=0, value=0, step=1, key=f"{REFERENCE_FORM}seed",
+            "Split seed", min_value=0, value=0, step=1, key=reference_form_key("seed"),
             help="Seeds the stratified train / calibration / test split (and the model): the "
                  "same seed gives the same split, so a published audit can be redone.")
         try:
@@ -256,26 +256,26 @@ def reference_tab() -> None:
         model_features = st.multiselect(
             "Model features (what the model sees)", others,
             default=[c for c in screen.kept if c in others],
-            key=f"{REFERENCE_FORM}model_{source}_{label}",
+            key=reference_form_key(f"model_{source}_{label}"),
         )
         model = st.selectbox(
             "Model", list(REFERENCE_MODELS), format_func=REFERENCE_MODELS.get,
-            index=list(REFERENCE_MODELS).index("random_forest"), key=f"{REFERENCE_FORM}model",
+            index=list(REFERENCE_MODELS).index("random_forest"), key=reference_form_key("model"),
         )
     with right:
         audit_features = st.multiselect(
             "Audit features", others,
             default=[c for c in defaults.audit_features if c in others],
-            key=f"{REFERENCE_FORM}audit_{source}",
+            key=reference_form_key(f"audit_{source}"),
         )
         if defaults.audit_note:
             st.caption(defaults.audit_note)
         groups = st.multiselect(
             "Group attributes", others, default=[c for c in defaults.groups if c in others],
-            key=f"{REFERENCE_FORM}groups_{source}",
+            key=reference_form_key(f"groups_{source}"),
         )
     leakage_panel(screen)
-    if st.button("Train and audit this model", type="primary", key=f"{REFERENCE_FORM}train"):
+    if st.button("Train and audit this model", type="primary", key=reference_form_key("train")):
         try:
             with st.spinner("Training the reference model…"):
                 result = train_reference_model(
