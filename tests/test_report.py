@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from html import escape
 from pathlib import Path
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
@@ -259,3 +261,36 @@ def test_formats_are_checked() -> None:
         check_formats(["gif"])
     with pytest.raises(ValueError, match="Unknown figure format 'jpg'"):
         export_figure(go.Figure(), "jpg")
+
+
+def test_credal_section_verdict_tests_null_and_weights(audited) -> None:
+    """Issue 20: the report's credal-set section — the verdict under the null used, the three
+    tests with p-values, the learned weights per member — and a sentence when the data has
+    members but the test was not run. Member names are user text: escaped."""
+    from core.ensembles import simulate
+    from core.ensembles.summary import CredalSettings, compare_weights
+    from core.report.schema import result_tables
+
+    audit, result = audited
+    assert "credal-set test" not in report_html(result, audit, [], images={})
+    with_members = dataclasses.replace(audit, members=np.full((audit.n, 2, 2), 0.5))
+    html = report_html(result, with_members, [], images={})
+    assert "the credal-set test was not run for this report" in html
+
+    members, y, X, _ = simulate("binary-h0-instance", n=300, seed=2)
+    credal = dataclasses.replace(
+        compare_weights(members, y, X, CredalSettings(n_resamples=20)),
+        members=("<b>net</b>", "=tree"), features=("x",))
+    html = report_html(result, with_members, [], images={}, credal=credal)
+    section = html[html.index("Ensemble: credal-set test"):]
+    assert escape(credal.verdict()) in section
+    assert "&lt;b&gt;net&lt;/b&gt;" in section and "<b>net</b>" not in section
+    learned = credal.results["learned"]
+    assert f"{learned.p_value:.4g}" in section and "Algorithm 1" in section
+    document = json.loads(report_json(result, with_members, credal=credal))
+    assert document["credal"]["members"] == ["<b>net</b>", "'=tree"]
+    assert document["credal"]["tests"]["learned"]["p_value"] == learned.p_value
+    weights = result_tables(result, credal=credal)["credal_weights"]
+    np.testing.assert_allclose(weights["mean_weight"], learned.weights.mean(axis=0))
+    assert weights["mean_weight"].sum() == pytest.approx(1.0)
+    assert any(f["topic"] == "ensemble" for f in document["summary"])
