@@ -67,9 +67,10 @@ def guess_columns(df: pd.DataFrame) -> ColumnGuess:
     columns = [str(c) for c in df.columns]
     lowered = {c: c.lower().strip() for c in columns}
     label = next((c for name in LABEL_NAMES for c in columns if lowered[c] == name), None)
-    if label is None:  # the last two-valued column that is not a group attribute
+    if label is None:  # the last two-valued column that is not a group attribute or a split
         binary = [c for c in columns if df[c].nunique() == 2
-                  and not any(word in lowered[c] for word in GROUP_NAMES)]
+                  and not any(word in lowered[c] for word in GROUP_NAMES)
+                  and not _looks_like_split(df[c])]
         label = binary[-1] if binary else None
 
     # Probability columns are recognised by name even when their contents are not numeric,
