@@ -16,8 +16,8 @@ probabilities clipped into ``[ε, 1 − ε]`` with ``ε`` fitted from the calibr
 (:func:`~core.data.validation.resolvable_bound`, stored as ``eps_`` and applied to new rows):
 half a step of the model's own score resolution beyond its most extreme score, the
 Haldane–Anscombe empirical logit of a vote share of 0. A fixed 1e-12 put those rows at
-``logit = ±27.6``, where a few of them decided the fit (a default random forest on COMPAS:
-Platt ECE 0.085 against scikit-learn's 0.043). Platt scaling also fits on the score itself
+``logit = ±27.6``, where a few of them decided the fit (issue 20, a default random forest on
+ProPublica's COMPAS file: Platt ECE 0.085 against scikit-learn's 0.043). Platt scaling also fits on the score itself
 where that fits the calibration rows better, as Platt (1999) and scikit-learn do for models
 whose output is not a log-odds (:class:`PlattScaling`).
 ``python -m benchmarks.recalibration_models`` measures every method on four model families

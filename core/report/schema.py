@@ -31,7 +31,7 @@ from core.ensembles.test import WEIGHT_LABELS, null_description
 from core.report.summary import findings
 from core.stattests.result import TestResult
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 SCHEMA_ID = "calibration-atlas/audit-report"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Columns a recalibration comparison table must have (core.recalibration.compare).
