@@ -17,9 +17,9 @@ probabilities clipped into ``[ε, 1 − ε]`` with ``ε`` fitted from the calibr
 half a step of the model's own score resolution beyond its most extreme score, the
 Haldane–Anscombe empirical logit of a vote share of 0. A fixed 1e-12 put those rows at
 ``logit = ±27.6``, where a few of them decided the fit (issue 20, a default random forest on
-ProPublica's COMPAS file: Platt ECE 0.085 against scikit-learn's 0.043). Platt scaling also fits on the score itself
-where that fits the calibration rows better, as Platt (1999) and scikit-learn do for models
-whose output is not a log-odds (:class:`PlattScaling`).
+ProPublica's COMPAS file: Platt ECE 0.085 against scikit-learn's 0.043). Platt scaling also
+fits on the score itself where that comes out better calibrated, as Platt (1999) and
+scikit-learn do for models whose output is not a log-odds (:class:`PlattScaling`).
 ``python -m benchmarks.recalibration_models`` measures every method on four model families
 that saturate × three tables against scikit-learn's ``CalibratedClassifierCV``.
 
