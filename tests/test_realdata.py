@@ -195,12 +195,13 @@ def test_audit_feature_proposal_is_capped_for_wide_tables_without_protected_name
     assert proposal == tuple(wide[:MAX_AUDIT_FEATURES])
     assert note.startswith(f"Proposed {MAX_AUDIT_FEATURES} of 12 usable columns")
     assert "the first 5 usable columns" in note and "x5, x6" in note
-    assert propose_audit_features(["Age", "gender", "income"]) == (
-        ("Age", "gender"), "Proposed 2 of 3 usable columns as audit features — the protected "
+    narrow = ["income", "Age", "gender", "tenure"]  # at most five: all of them
+    assert propose_audit_features(narrow) == (tuple(narrow), None)
+    assert propose_audit_features([*narrow, "x1", "x2"]) == (
+        ("Age", "gender"), "Proposed 2 of 6 usable columns as audit features — the protected "
         "attributes the papers audit over (I-trustworthy's COMPAS audit: sex, age, race). "
-        "Left out: income. Add those the audit is about; the kernel test loses power with "
-        "every feature added.")
-    assert propose_audit_features(["age", "sex"]) == (("age", "sex"), None)
+        "Left out: income, tenure, x1, x2. Add those the audit is about; the kernel test loses "
+        "power with every feature added.")
 
 
 # --------------------------------------------------------------------------- real workflows

@@ -5,11 +5,12 @@ The guesses only pre-fill the Data page's mapping form; the user confirms or cha
 
 Audit features follow the papers: the local-calibration audits of I-trustworthy (COMPAS: sex,
 age, race) and of Luo et al. test over the people's protected or demographic attributes,
-numeric and categorical alike. So the proposal is the usable columns named like one
-(:data:`PROTECTED_WORDS`), and only without any such column the first usable columns; at most
-:data:`MAX_AUDIT_FEATURES` either way, because the kernel test loses power with every feature
-added (I-trustworthy's Type-II study: from 0.6% misses at d = 10 to 53% at d = 50 with
-N = 500), and :attr:`ColumnGuess.features_note` names what was left out.
+numeric and categorical alike. A table with at most :data:`MAX_AUDIT_FEATURES` usable columns
+gets them all; a wider one gets the usable columns named like a protected attribute
+(:data:`PROTECTED_WORDS`), or without any the first :data:`MAX_AUDIT_FEATURES`, because the
+kernel test loses power with every feature added (I-trustworthy's Type-II study: from 0.6%
+misses at d = 10 to 53% at d = 50 with N = 500); :attr:`ColumnGuess.features_note` names what
+was left out.
 """
 
 from __future__ import annotations
@@ -110,10 +111,13 @@ def _protected_word(name: str) -> str | None:
 def propose_audit_features(usable: Sequence[str]) -> tuple[tuple[str, ...], str | None]:
     """The default audit features among the ``usable`` columns, and a sentence on the rest.
 
-    Columns named like a protected attribute come first: one per attribute word, the column
-    named exactly so where there is one (COMPAS's ``age`` rather than ``age_cat``), in table
-    order. Without any, the first usable columns. At most :data:`MAX_AUDIT_FEATURES`.
+    All of them when there are at most :data:`MAX_AUDIT_FEATURES`. Otherwise the columns named
+    like a protected attribute: one per attribute word, the column named exactly so where
+    there is one (COMPAS's ``age`` rather than ``age_cat``), in table order; without any, the
+    first usable columns. At most :data:`MAX_AUDIT_FEATURES` either way.
     """
+    if len(usable) <= MAX_AUDIT_FEATURES:
+        return tuple(usable), None
     exact = {w: c for c in usable for w in [c.lower().strip()] if w in PROTECTED_WORDS}
     chosen: dict[str, str] = {}
     for column in usable:
