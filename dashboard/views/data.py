@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from core.data.audit_data import AuditData
-from core.data.column_guess import group_member_columns, guess_columns
+from core.data.column_guess import ColumnGuess, group_member_columns, guess_columns
 from core.data.demo import DEMOS, demo_mapping
 from core.data.leakage import FeatureScreen
 from core.data.mapping import ColumnMapping
@@ -184,8 +184,20 @@ class RawSource:
     audit_note: str | None = None
 
 
+@st.cache_data(show_spinner=False)
+def compas_raw() -> pd.DataFrame:
+    """The generated COMPAS-shaped raw table, its repeated names resolved as on upload."""
+    return deduplicate_columns(compas_like_frame()).frame
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def cached_guess(key: str, _frame: pd.DataFrame) -> ColumnGuess:
+    """The guessed roles of a raw table, once per table (``key``: file hash or demo)."""
+    return guess_columns(_frame)
+
+
 def raw_source(key: str, frame: pd.DataFrame) -> RawSource:
-    guess = guess_columns(frame)
+    guess = cached_guess(key, frame)
     return RawSource(key, frame, guess.label, guess.features, guess.groups, guess.features_note)
 
 
@@ -202,7 +214,7 @@ def reference_sources() -> dict[str, RawSource]:
     sources["demo: census features without the model's predictions"] = RawSource(
         "census", raw, mapping.label, mapping.features, mapping.groups)
     sources["demo: COMPAS-shaped table (generated, the 53 columns of ProPublica's file)"] = \
-        raw_source("compas", deduplicate_columns(compas_like_frame()).frame)
+        raw_source("compas", compas_raw())
     return sources
 
 
