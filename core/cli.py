@@ -6,15 +6,16 @@
         [--features COL,...] [--groups COL,...] [--split COL] [--out DIR]
         [--formats png,svg,pdf,html] [--resamples B] [--seed S] [--alpha A]
         [--error-rate fwer|fdr] [--slice-depth 1|2|3] [--fail-on local|slices|any]
-        [--dask ADDRESS | --engine NAME]
+        [--member COL[,COL...] ...] [--dask ADDRESS | --engine NAME]
     calibration-atlas demo [--out DIR] [--dask ADDRESS | --engine NAME]
     calibration-atlas credal DATA --label COL --member COL[,COL...] --member ...
         [--features COL,...] [--estimator ce2|cekl|skce]
         [--null bootstrap|consistency|refit] [--resamples B] [--alpha A] [--seed S] [--out DIR]
 
 ``audit`` and ``demo`` write ``DIR/report.html``, ``DIR/report.pdf`` (where Chromium exists),
-``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv``. ``credal`` runs the
-Ensembles page's three credal-set tests (:func:`core.ensembles.compare_weights`) and writes
+``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv`` (with ``--member``, the
+report includes the credal-set tests). ``credal`` runs the
+Ensembles page's three credal-set tests (:func:`core.ensembles.compare_ensemble`) and writes
 ``DIR/credal.json``, ``DIR/credal.csv`` and ``DIR/credal-weights.csv``. The audit is
 :func:`core.audit.run_audit` — the computation the app's pages show — and the report is
 :func:`core.report.build_report`. Exit status 0 on success; 2 on bad input, with the sentence
@@ -45,13 +46,12 @@ from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.data.problems import DataError
 from core.data.readers import read_table
 from core.data.validation import check_choice, check_fraction
-from core.ensembles import ESTIMATORS, NULLS, WEIGHT_LABELS
+from core.ensembles import ESTIMATORS, NULLS
 from core.ensembles.summary import (
     ENSEMBLE_ROWS,
     CredalComparison,
     CredalSettings,
-    compare_weights,
-    ensemble_inputs,
+    compare_ensemble,
     tested_rows,
 )
 from core.kernels import engine
@@ -60,7 +60,7 @@ from core.local.slice_discovery import ERROR_RATES
 from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
 from core.report.export import ExportError, renderer
-from core.report.schema import csv_text, jsonable, test_entry
+from core.report.schema import credal_record, csv_text, jsonable
 
 PROG = "calibration-atlas"
 DEFAULT_OUT = "calibration-atlas-report"
@@ -86,6 +86,8 @@ examples:
       --out audit-2026-11 --formats png,pdf --resamples 1000 --seed 7
   calibration-atlas audit scores.csv --label y --prob p --features age,region \\
       --formats html --fail-on slices          # a CI gate: exit 1 if a slice is flagged
+  calibration-atlas audit ensemble.csv --label y --prob p_mean --features x \\
+      --member p_net --member p_tree --member p_boost
 
 writes DIR/report.html, DIR/report.pdf (when Chromium exists), DIR/results.json,
 DIR/figures/<figure>.<format> and DIR/tables/<table>.csv. Exit status: 0 success,
@@ -242,6 +244,13 @@ def build_parser() -> argparse.ArgumentParser:
                             "rejects at alpha: local (the aggregated KLCE test), slices (any "
                             "slice flagged) or any (those two or the global SKCE test); "
                             "example: --fail-on slices")
+    audit.add_argument("--member", metavar="COL[,COL...]", type=column_list, action="append",
+                       default=[], dest="members",
+                       help="an ensemble member's probability column(s), once per member (at "
+                            "least two): the report gets the credal-set test of the Ensembles "
+                            "page (learned lambda(x) over --features, the mean, sampled "
+                            "weights; Algorithm 1's null, B = --resamples or 100); example: "
+                            "--member p_net --member p_tree")
 
     demo = commands.add_parser(
         "demo", help=f"audit the '{DEFAULT_DEMO}' demo data and write its report",
@@ -333,14 +342,28 @@ class ProgressBar:
 # --------------------------------------------------------------------------- commands
 
 
+def check_member_count(members: Sequence[Sequence[str]]) -> None:
+    """At least two members, each naming the same number of columns."""
+    if len(members) < 2:
+        raise ValueError(f"--member was given {len(members)} time(s); a credal set needs at "
+                         "least two members (give --member once per member).")
+    if len({len(columns) for columns in members}) > 1:
+        raise ValueError("Every --member must name the same number of columns (one for a "
+                         "binary label, one per class otherwise); got "
+                         + ", ".join(",".join(columns) for columns in members) + ".")
+
+
 def load_audit(options: argparse.Namespace) -> AuditData:
     """The validated data of ``audit``'s options (raises DataError with the user's sentence)."""
     table = read_table(options.data).frame
     probs = {"prob": options.prob} if options.prob else {"probs": list(options.probs)}
+    members = getattr(options, "members", [])
+    if members:
+        check_member_count(members)
     return AuditData.from_frame(
         table, label=options.label, **probs, logits=options.logits,
         features=list(options.features), groups=list(options.groups), split=options.split,
-        name=options.data.name)
+        members=members, name=options.data.name)
 
 
 def settings_for(options: argparse.Namespace) -> AuditSettings:
@@ -389,10 +412,12 @@ def check_methods(methods: Sequence[str]) -> tuple[str, ...]:
 
 
 def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[str],
-        stream: TextIO, methods: Sequence[str] = (), fail_on: str | None = None) -> int:
-    """Audit, compare the recalibration ``methods`` (if any), build and write the report;
-    print what was written and how long it took. Returns 1 when a ``fail_on`` verdict
-    rejects (:func:`failed_verdicts`), else 0."""
+        stream: TextIO, methods: Sequence[str] = (), fail_on: str | None = None,
+        credal_resamples: int = 100) -> int:
+    """Audit, compare the recalibration ``methods`` (if any), run the credal-set tests when
+    the data has ensemble members, build and write the report; print what was written and
+    how long it took. Returns 1 when a ``fail_on`` verdict rejects (:func:`failed_verdicts`),
+    else 0."""
     start = time.perf_counter()
     bar = ProgressBar(stream, "audit ")
     try:
@@ -408,11 +433,21 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
                                  gamma=settings.gamma, progress=bar).table
         finally:
             bar.close()
+    credal = None
+    if audit.members is not None:
+        bar = ProgressBar(stream, "credal")
+        try:
+            credal = compare_ensemble(
+                audit, tuple(range(len(audit.member_names))), result.features,
+                CredalSettings(n_resamples=credal_resamples, alpha=settings.alpha,
+                               seed=settings.seed), progress=bar)
+        finally:
+            bar.close()
     audited = time.perf_counter() - start
     bar = ProgressBar(stream, "report")
     try:
         report = build_report(result, audit, comparison=comparison, formats=formats,
-                              progress=bar)
+                              progress=bar, credal=credal)
     finally:
         bar.close()
         renderer().close()  # the figure browser, closed now rather than at interpreter exit
@@ -442,13 +477,7 @@ def load_credal(options: argparse.Namespace) -> AuditData:
     """
     table = read_table(options.data).frame
     members = options.members
-    if len(members) < 2:
-        raise ValueError(f"--member was given {len(members)} time(s); a credal set needs at "
-                         "least two members (give --member once per member).")
-    if len({len(columns) for columns in members}) > 1:
-        raise ValueError("Every --member must name the same number of columns (one for a "
-                         "binary label, one per class otherwise); got "
-                         + ", ".join(",".join(columns) for columns in members) + ".")
+    check_member_count(members)
     first = list(members[0])
     probs = {"prob": first[0]} if len(first) == 1 else {"probs": first}
     checked = AuditData.from_frame(table, label=options.label, **probs,
@@ -464,22 +493,18 @@ def load_credal(options: argparse.Namespace) -> AuditData:
 
 
 def credal_files(comparison: CredalComparison, data: AuditData, tested: np.ndarray,
-                 features: Sequence[str], out: Path) -> list[Path]:
-    """Write the comparison: ``credal.csv`` (one row per test), ``credal.json`` (settings,
-    and per test the report's entry — statistic, p-values, null hypothesis, parameters, null
-    statistics — with its label and verdict) and ``credal-weights.csv`` (the learned λ(x) and
+                 out: Path) -> list[Path]:
+    """Write the comparison: ``credal.csv`` (one row per test), ``credal.json`` (the report's
+    credal record, :func:`core.report.schema.credal_record`: members, features, settings,
+    verdict, per test its entry — statistic, p-values, null hypothesis, parameters, null
+    statistics — with its label, the null used and its verdict, the learned weights per
+    member) and ``credal-weights.csv`` (the learned λ(x) and
     combination on each test row, by row of the table), escaped and NaN-safe as the report's
     files are (:mod:`core.report.schema`). ``tested`` are the rows of ``data`` the tests saw
     (:func:`core.ensembles.summary.tested_rows`)."""
-    settings = comparison.settings
     learned = comparison.results["learned"]
-    document = {
-        "data": data.name, "rows": data.n, "tested_rows": tested.size,
-        "members": data.member_names, "features": features, "settings": settings,
-        "tests": {key: {"label": WEIGHT_LABELS[key], **test_entry(result.method, result),
-                        "rejects": result.rejects(settings.alpha)}
-                  for key, result in comparison.results.items()},
-    }
+    document = {"data": data.name, "rows": data.n, **credal_record(comparison),
+                "tested_rows": tested.size}
     weights = pd.DataFrame(learned.weights, columns=[f"weight[{name}]"
                                                      for name in data.member_names])
     combined = pd.DataFrame(learned.combined, columns=[f"combined[{c}]" for c in data.classes])
@@ -503,12 +528,11 @@ def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
     members = tuple(range(len(data.member_names)))
     bar = ProgressBar(stream, "credal")
     try:
-        comparison = compare_weights(*ensemble_inputs(data, members, options.features),
-                                     settings, progress=bar)
+        comparison = compare_ensemble(data, members, options.features, settings, progress=bar)
     finally:
         bar.close()
     tested = tested_rows(data)
-    paths = credal_files(comparison, data, tested, options.features, options.out)
+    paths = credal_files(comparison, data, tested, options.out)
     table = comparison.table()
     for row in table.itertuples():
         stream.write(f"{row.test}: {row.estimator} = {row.statistic:.4g}, "
@@ -570,7 +594,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     options.formats
             methods = check_methods(getattr(options, "recalibrate", ()))
             return run(audit, settings, options.out, formats, stream, methods,
-                       getattr(options, "fail_on", None))
+                       getattr(options, "fail_on", None),
+                       getattr(options, "resamples", None) or 100)
     except (DataError, ValueError) as error:  # DataError: the user's table
         stream.write(f"{PROG}: error: {error}\n")
         return 2

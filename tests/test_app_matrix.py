@@ -159,13 +159,19 @@ def upload_and_train(name: str, content: bytes, model_features, audit_features, 
     at.run()
     assert not at.exception, at.exception
     source = f"uploaded: {name}"
-    at.selectbox(key="ref_source").set_value(source).run()
-    at.multiselect(key=f"ref_model_{source}").set_value(list(model_features))
-    at.multiselect(key=f"ref_audit_{source}").set_value(list(audit_features))
-    at.multiselect(key=f"ref_groups_{source}").set_value(list(groups))
-    at.selectbox(key="ref_model").set_value(model)
-    at.number_input(key="ref_seed").set_value(seed)
-    at.button(key="ref_train").click()
+    upload_key = at.session_state["uploaded_table_key"]  # reference-form keys carry it
+
+    def form(widget: str) -> str:
+        return f"ref_{widget}_{upload_key}"
+
+    assert at.selectbox(key=form("source")).value == source  # issue 20: the upload's the default
+    label = at.selectbox(key=form(f"label_{source}")).value
+    at.multiselect(key=form(f"model_{source}_{label}")).set_value(list(model_features))
+    at.multiselect(key=form(f"audit_{source}")).set_value(list(audit_features))
+    at.multiselect(key=form(f"groups_{source}")).set_value(list(groups))
+    at.selectbox(key=form("model")).set_value(model)
+    at.number_input(key=form("seed")).set_value(seed)
+    at.button(key=form("train")).click()
     at.run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]

@@ -323,3 +323,37 @@ def test_credal_files_escape_spreadsheet_formulas(ensemble_csv: Path, tmp_path: 
     assert "'weight[=tree]" not in header and "weight[=tree]" in header  # not at a cell start
     document = json.loads((out / "credal.json").read_text())
     assert document["members"] == ["net", "'=tree"]
+
+
+def test_audit_with_members_reports_the_credal_test(ensemble_csv: Path, tmp_path: Path,
+                                                    capsys) -> None:
+    """Issue 20: the report's credal-set section — verdict, p-values, the null used, the
+    learned weights — from `audit --member`."""
+    import pandas as pd
+
+    frame = pd.read_csv(ensemble_csv)
+    frame["p_mean"] = (frame["net"] + frame["tree"]) / 2
+    frame.to_csv(ensemble_csv, index=False)
+    out = tmp_path / "report"
+    status = cli.main(["audit", str(ensemble_csv), "--label", "y", "--prob", "p_mean",
+                       "--features", "x", "--member", "net", "--member", "tree",
+                       "--out", str(out), "--formats", "html", *SMALL])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    document = json.loads((out / "results.json").read_text())
+    credal = document["credal"]
+    assert credal["members"] == ["net", "tree"] and credal["features"] == ["x"]
+    assert set(credal["tests"]) == {"learned", "mean", "sampled"}
+    learned = credal["tests"]["learned"]
+    assert learned["null_used"].startswith("Algorithm 1")
+    assert learned["null_hypothesis"].startswith("some convex combination of the members")
+    assert [w["member"] for w in credal["weights"]] == ["net", "tree"]
+    assert sum(w["mean_weight"] for w in credal["weights"]) == pytest.approx(1.0)
+    assert any(f["topic"] == "ensemble" for f in document["summary"])
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Ensemble: credal-set test" in html and "Learned weights λ(x)" in html
+    assert (out / "tables" / "credal.csv").exists()
+    assert (out / "tables" / "credal_weights.csv").exists()
+    assert cli.main(["audit", str(ensemble_csv), "--label", "y", "--prob", "p_mean",
+                     "--member", "net", "--out", str(tmp_path / "x")]) == 2
+    assert "a credal set needs at least two members" in capsys.readouterr().err

@@ -8,6 +8,7 @@ import re
 from html import escape
 from pathlib import Path
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
@@ -133,7 +134,7 @@ def test_csv_escapes_text_cells_and_headers_but_not_numbers() -> None:
 def test_json_holds_the_numbers_settings_and_fingerprint(audited) -> None:
     audit, result = audited
     document = json.loads(report_json(result, audit, COMPARISON))
-    assert document["schema_version"] == "2.0"
+    assert document["schema_version"] == "2.1"
     assert document["settings"] == json.loads(json.dumps(dataclasses.asdict(result.settings)))
     dataset = document["dataset"]
     assert dataset["fingerprint"] == audit.fingerprint and dataset["rows_audited"] == result.rows
@@ -264,7 +265,7 @@ def test_report_files(audited, figures, tmp_path: Path) -> None:
     assert "<script" not in html  # static figures: no JavaScript at all
     assert pdf_page_is_drawn(tmp_path / "report.pdf", tmp_path)
     assert "'=c" in (tmp_path / "tables" / "groups_grp.csv").read_text()
-    assert json.loads((tmp_path / "results.json").read_text())["schema_version"] == "2.0"
+    assert json.loads((tmp_path / "results.json").read_text())["schema_version"] == "2.1"
 
 
 def test_without_chromium_only_html(audited, figures, monkeypatch, tmp_path: Path) -> None:
@@ -290,3 +291,36 @@ def test_formats_are_checked() -> None:
         check_formats(["gif"])
     with pytest.raises(ValueError, match="Unknown figure format 'jpg'"):
         export_figure(go.Figure(), "jpg")
+
+
+def test_credal_section_verdict_tests_null_and_weights(audited) -> None:
+    """Issue 20: the report's credal-set section — the verdict under the null used, the three
+    tests with p-values, the learned weights per member — and a sentence when the data has
+    members but the test was not run. Member names are user text: escaped."""
+    from core.ensembles import simulate
+    from core.ensembles.summary import CredalSettings, compare_weights
+    from core.report.schema import result_tables
+
+    audit, result = audited
+    assert "credal-set test" not in report_html(result, audit, [], images={})
+    with_members = dataclasses.replace(audit, members=np.full((audit.n, 2, 2), 0.5))
+    html = report_html(result, with_members, [], images={})
+    assert "the credal-set test was not run for this report" in html
+
+    members, y, X, _ = simulate("binary-h0-instance", n=300, seed=2)
+    credal = dataclasses.replace(
+        compare_weights(members, y, X, CredalSettings(n_resamples=20)),
+        members=("<b>net</b>", "=tree"), features=("x",))
+    html = report_html(result, with_members, [], images={}, credal=credal)
+    section = html[html.index("Ensemble: credal-set test"):]
+    assert escape(credal.verdict()) in section
+    assert "&lt;b&gt;net&lt;/b&gt;" in section and "<b>net</b>" not in section
+    learned = credal.results["learned"]
+    assert f"{learned.p_value:.4g}" in section and "Algorithm 1" in section
+    document = json.loads(report_json(result, with_members, credal=credal))
+    assert document["credal"]["members"] == ["<b>net</b>", "'=tree"]
+    assert document["credal"]["tests"]["learned"]["p_value"] == learned.p_value
+    weights = result_tables(result, credal=credal)["credal_weights"]
+    np.testing.assert_allclose(weights["mean_weight"], learned.weights.mean(axis=0))
+    assert weights["mean_weight"].sum() == pytest.approx(1.0)
+    assert any(f["topic"] == "ensemble" for f in document["summary"])

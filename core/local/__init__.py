@@ -4,7 +4,8 @@ This is the public face (``from core import local``); one concept per module:
 
 * :mod:`core.local.lcb_estimate` — the local calibration bias (I-trustworthy eq. 7), its
   computation plan and its bandwidths by leave-one-out cross-validation;
-  :mod:`core.local.lcb_trends` — its per-group polynomial trends;
+  :mod:`core.local.lcb_trends` — its per-group polynomial trends (none for tiny groups:
+  :func:`trend_note`);
 * :mod:`core.local.lce_estimate` — LCE and MLCE (Luo et al. eqs. 4–5), with the exact sweep
   (:mod:`core.local.lce_sweep`), the binned grid (:mod:`core.local.lce_grid`), the choice
   between them (:mod:`core.local.lce_plan`) and per-bin summaries
@@ -23,7 +24,7 @@ The KLCE statistic and its tests live in :mod:`core.stattests`; ``klce``, ``klce
 
 from core.local.groups import group_calibration_table, group_reliability_tables
 from core.local.lcb_estimate import lcb, lcb_estimate, select_bandwidths
-from core.local.lcb_trends import lcb_trends
+from core.local.lcb_trends import lcb_trends, trend_note
 from core.local.lce_estimate import lce, lce_result, mlce, mlce_curve
 from core.local.lce_summary import bin_summary
 from core.local.slice_discovery import SliceDiscovery, discover_slices
@@ -55,4 +56,5 @@ __all__ = [
     "mlce_curve",
     "select_bandwidths",
     "slice_sums",
+    "trend_note",
 ]

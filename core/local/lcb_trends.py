@@ -9,6 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+#: Fewest rows a group needs for a trend line (and its bootstrap band) of its own.
+MIN_TREND_ROWS = 10
+
 
 def lcb_trends(
     feature: np.ndarray,
@@ -27,6 +30,10 @@ def lcb_trends(
     ``level`` range of the fits to ``n_resamples`` row resamples of the group. The rows'
     LCB values are themselves kernel smooths and not independent, so the band shows the
     spread of the fitted curve over the plotted points, not a full inferential interval.
+    A group gets no trend unless it has :data:`MIN_TREND_ROWS` rows and more distinct feature
+    values than ``degree`` + 1 (a polynomial through fewer points is not determined, and
+    numpy would warn that the fit is rank-deficient); :func:`trend_note` says which groups
+    and why. A resample with too few distinct values is left out of the band.
     Returns columns ``group, x, fit, low, high, rows``.
     """
     if not 1 <= degree <= 5:
@@ -41,7 +48,7 @@ def lcb_trends(
     for group in pd.unique(labels):
         mask = labels == group
         x, v = feature[mask], values[mask]
-        if x.size <= degree + 1 or np.ptp(x) == 0:
+        if not _trendable(x, degree):
             continue
         grid = np.linspace(x.min(), x.max(), grid_points)
         fit = np.polynomial.Polynomial.fit(x, v, degree)(grid)
@@ -54,7 +61,36 @@ def lcb_trends(
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
+def _trendable(x: np.ndarray, degree: int) -> bool:
+    """Enough rows and distinct values for a degree-``degree`` trend with a band."""
+    return x.size >= MIN_TREND_ROWS and np.unique(x).size > degree + 1
+
+
 def _refit(x: np.ndarray, v: np.ndarray, degree: int, grid: np.ndarray) -> np.ndarray:
-    if np.ptp(x) == 0:
+    if np.unique(x).size <= degree:  # the resample cannot determine the polynomial
         return np.full(grid.shape, np.nan)
     return np.polynomial.Polynomial.fit(x, v, degree)(grid)
+
+
+def trend_note(feature: np.ndarray, groups: np.ndarray | None = None, degree: int = 3
+               ) -> str | None:
+    """A sentence naming the groups :func:`lcb_trends` draws no trend for, or ``None``.
+
+    Groups with fewer than :data:`MIN_TREND_ROWS` rows, or with at most ``degree`` + 1
+    distinct values of the feature, get their points but no fitted line: a polynomial of
+    that degree through so few points says nothing (their rows are listed with the group).
+    """
+    feature = np.asarray(feature, dtype=np.float64)
+    labels = np.full(feature.shape, "all", dtype=object) if groups is None \
+        else np.asarray(groups, dtype=object)
+    skipped = [(str(group), int((labels == group).sum())) for group in pd.unique(labels)
+               if not _trendable(feature[labels == group], degree)]
+    if not skipped:
+        return None
+    listed = ", ".join(f"{name} ({rows} row{'s' if rows != 1 else ''})"
+                       for name, rows in skipped[:8])
+    more = f" and {len(skipped) - 8} more" if len(skipped) > 8 else ""
+    return (f"No trend line for {listed}{more}: a degree-{degree} polynomial needs at least "
+            f"{MIN_TREND_ROWS} rows and more than {degree + 1} distinct values of the feature; "
+            "their points are drawn.")
+

@@ -30,6 +30,7 @@ import pandas as pd
 from core.audit import AuditResult
 from core.data.audit_data import AuditData
 from core.data.validation import check_choice
+from core.ensembles.summary import CredalComparison
 from core.report.charts import AuditFigure, audit_figures, slug
 from core.report.export import (
     FORMATS,
@@ -96,7 +97,8 @@ def render_figures(figures: Sequence[AuditFigure], formats: Sequence[str],
 def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
                  formats: Sequence[str] = FORMATS, pdf: bool = True,
                  figures: Sequence[AuditFigure] | None = None,
-                 progress: Progress | None = None, user: str | None = None) -> Report:
+                 progress: Progress | None = None, user: str | None = None,
+                 credal: CredalComparison | None = None) -> Report:
     """The report of ``result``: HTML, PDF (where Chromium exists), JSON, figures, tables.
 
     Parameters
@@ -119,6 +121,10 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
         ``progress(fraction, message)``.
     user : str, optional
         The signed-in user, recorded in the provenance (:mod:`core.report.provenance`).
+    credal : CredalComparison, optional
+        The credal-set tests of the ensemble members
+        (:func:`core.ensembles.compare_ensemble`); ``None``: data with members get a
+        sentence that they were not run.
 
     Returns
     -------
@@ -149,7 +155,8 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
     else:
         notes += ("The HTML report is interactive (plotly.js inline) because its figures "
                   "could not be drawn as images: " + reason,)
-    html = report_html(result, audit, figures, images, comparison, created, user)
+    html = report_html(result, audit, figures, images, comparison, created, user=user,
+                       credal=credal)
     seconds["html"] = time.perf_counter() - start
 
     pdf_bytes = None
@@ -162,9 +169,9 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
             notes += (f"No PDF report: {error}",)
         seconds["pdf"] = time.perf_counter() - start
     report(0.95, "Writing the JSON and CSV tables…")
-    json_text = report_json(result, audit, comparison, created, user)
+    json_text = report_json(result, audit, comparison, created, user=user, credal=credal)
     tables = {slug(name): csv_text(frame)
-              for name, frame in result_tables(result, comparison).items()}
+              for name, frame in result_tables(result, comparison, credal).items()}
     report(1.0, "Report ready")
     return Report(html, json_text, pdf_bytes, files, tables, tuple(notes), seconds)
 

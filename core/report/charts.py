@@ -25,7 +25,7 @@ from core.figures.reliability import reliability_figure, reliability_grid
 from core.figures.style import apply_style, caption_text
 from core.figures.trust import null_histogram_figure, p_value_heatmap_figure
 from core.kernels.spec import one_vs_rest
-from core.local.lcb_trends import lcb_trends
+from core.local.lcb_trends import lcb_trends, trend_note
 
 #: Resamples of the LCB trend bands (the Local bias page's).
 TREND_RESAMPLES = 200
@@ -34,12 +34,14 @@ TREND_DEGREE = 3
 
 @dataclass(frozen=True)
 class AuditFigure:
-    """One exported figure: a file-name key, a title, the styled figure and its caption."""
+    """One exported figure: a file-name key, a title, the styled figure, its caption line and
+    a note for the report's figure caption (what the figure leaves out, and why)."""
 
     key: str
     title: str
     figure: go.Figure
     caption: str
+    note: str = ""
 
 
 def slug(text: str) -> str:
@@ -145,6 +147,7 @@ def lcb_figures(result: AuditResult, audit: AuditData) -> list[AuditFigure]:
     trends = lcb_trends(points[x_name].to_numpy()[valid], points["lcb"].to_numpy()[valid],
                         trend_groups, degree=TREND_DEGREE, n_resamples=TREND_RESAMPLES,
                         seed=result.settings.seed)
+    skipped = trend_note(points[x_name].to_numpy()[valid], trend_groups, TREND_DEGREE)
     spec = result.lcb.spec
     caption = caption_text(
         notion="one-vs-rest", bandwidths={"σ_p": spec.prob_bandwidth,
@@ -154,7 +157,7 @@ def lcb_figures(result: AuditResult, audit: AuditData) -> list[AuditFigure]:
         extra=f"bandwidths by leave-one-out CV · degree-{TREND_DEGREE} trends, 90% bands")
     figure = lcb_figure(points[valid], trends, x_name, color, facet)
     return [AuditFigure("lcb", f"Local calibration bias against {x_name}",
-                        apply_style(figure, caption), caption)]
+                        apply_style(figure, caption), caption, skipped or "")]
 
 
 def lce_figures(result: AuditResult) -> list[AuditFigure]:

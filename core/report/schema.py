@@ -26,11 +26,13 @@ import pandas as pd
 import core
 from core.audit import AuditResult
 from core.data.audit_data import AuditData
+from core.ensembles.summary import CredalComparison
+from core.ensembles.test import WEIGHT_LABELS, null_description
 from core.report.provenance import provenance
 from core.report.summary import findings
 from core.stattests.result import TestResult
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 SCHEMA_ID = "calibration-atlas/audit-report"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Columns a recalibration comparison table must have (core.recalibration.compare).
@@ -113,6 +115,23 @@ def test_entry(name: str, test: TestResult) -> dict:
     }
 
 
+def credal_record(comparison: CredalComparison) -> dict:
+    """The credal-set comparison: members, features, settings, the verdict, and per test its
+    entry (statistic, p-values, null hypothesis, parameters, null statistics) with its label,
+    the null used and the verdict; the learned weights per member."""
+    settings = comparison.settings
+    return {
+        "members": comparison.members, "features": comparison.features, "settings": settings,
+        "test_rows": int(comparison.results["learned"].rows.size),
+        "verdict": comparison.verdict(),
+        "tests": {key: {"label": WEIGHT_LABELS[key], **test_entry(result.method, result),
+                        "null_used": null_description(settings.null, key),
+                        "rejects": result.rejects(settings.alpha)}
+                  for key, result in comparison.results.items()},
+        "weights": comparison.weights_table(),
+    }
+
+
 def check_comparison(table: pd.DataFrame | None) -> pd.DataFrame | None:
     """The recalibration comparison table, checked for its columns (``None`` passes)."""
     if table is None:
@@ -192,7 +211,8 @@ def slices_record(result: AuditResult) -> dict:
 
 def report_document(result: AuditResult, audit: AuditData,
                     comparison: pd.DataFrame | None = None,
-                    created: dt.datetime | None = None, user: str | None = None) -> dict:
+                    created: dt.datetime | None = None, user: str | None = None,
+                    credal: CredalComparison | None = None) -> dict:
     """The whole report as a JSON-ready dict (see ``docs/report-schema.md``).
 
     Parameters
@@ -207,6 +227,9 @@ def report_document(result: AuditResult, audit: AuditData,
         The report's time stamp (default: now, UTC).
     user : str, optional
         The signed-in user, for the provenance record (:mod:`core.report.provenance`).
+    credal : CredalComparison, optional
+        The credal-set tests of the ensemble members (:func:`credal_record`); ``None``: not
+        run.
 
     Returns
     -------
@@ -224,7 +247,7 @@ def report_document(result: AuditResult, audit: AuditData,
         "dataset": dataset_record(result, audit),
         "settings": dataclasses.asdict(result.settings),
         "summary": [{"level": f.level, "topic": f.topic, "text": f.text}
-                    for f in findings(result, comparison)],
+                    for f in findings(result, comparison, credal)],
         "reliability": {
             "notion": section.notion, "bins": section.table,
             "metrics": section.metrics.drop(columns=["description"], errors="ignore"),
@@ -235,15 +258,18 @@ def report_document(result: AuditResult, audit: AuditData,
         },
         "local": local_record(result),
         "recalibration": None if comparison is None else {"comparison": comparison},
+        "credal": None if credal is None else credal_record(credal),
         "notes": list(result.notes),
     }
     return jsonable(document)
 
 
 def report_json(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
-                created: dt.datetime | None = None, user: str | None = None) -> str:
+                created: dt.datetime | None = None, user: str | None = None,
+                credal: CredalComparison | None = None) -> str:
     """:func:`report_document` as indented JSON text (UTF-8, no NaN literals)."""
-    return json.dumps(report_document(result, audit, comparison, created, user), indent=2,
+    return json.dumps(report_document(result, audit, comparison, created, user=user,
+                                      credal=credal), indent=2,
                       ensure_ascii=False, allow_nan=False)
 
 
@@ -264,10 +290,11 @@ def csv_text(frame: pd.DataFrame) -> str:
     return escape_frame(frame).to_csv(index=False)
 
 
-def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None
-                  ) -> dict[str, pd.DataFrame]:
+def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None,
+                  credal: CredalComparison | None = None) -> dict[str, pd.DataFrame]:
     """The report's tables by file stem: metrics, tests, reliability bins, group summaries,
-    the KLCE grid, the tested slices, the MLCE curve and the recalibration comparison."""
+    the KLCE grid, the tested slices, the MLCE curve, the recalibration comparison and the
+    credal-set tests with their learned weights."""
     section = result.reliability
     tests = pd.DataFrame([{k: v for k, v in test_entry(name, t).items()
                            if k not in ("parameters", "null_statistics")}
@@ -285,4 +312,7 @@ def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None
         tables["mlce_curve"] = result.lce.curve
     if comparison is not None:
         tables["recalibration"] = check_comparison(comparison)
+    if credal is not None:
+        tables["credal"] = credal.table()
+        tables["credal_weights"] = credal.weights_table()
     return tables

@@ -4,8 +4,9 @@ Each :class:`Finding` reads one result at the audit's level α — global calibr
 consistency test and ECE with its interval), Hosmer–Lemeshow, the worst group, local
 calibration (the aggregated KLCE test over the bandwidth grid), the miscalibrated slices
 (:mod:`core.local.slice_discovery`, with the error rate it controls), MLCE against the global
-MCE, and the recalibration comparison when one is given. ``level`` is ``"ok"`` (no evidence of a
-problem), ``"problem"`` (evidence of miscalibration) or ``"info"``.
+MCE, and the recalibration comparison and the ensemble's credal-set test when they are given.
+``level`` is ``"ok"`` (no evidence of a problem), ``"problem"`` (evidence of miscalibration)
+or ``"info"``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.audit import AuditResult
+from core.ensembles.summary import CredalComparison
 
 #: How many slice findings the summary names.
 TOP_FINDINGS = 3
@@ -27,7 +29,7 @@ MIN_GROUP_ROWS = 100
 class Finding:
     """One sentence of the summary."""
 
-    topic: str  # global, groups, local, slices, lce, recalibration, notes
+    topic: str  # global, groups, local, slices, lce, recalibration, ensemble, notes
     level: str  # ok, problem, info
     text: str
 
@@ -161,8 +163,16 @@ def recalibration_findings(comparison: pd.DataFrame | None, alpha: float) -> lis
                     f"{local} (p = {best['klce_p']:.4f}).")]
 
 
-def findings(result: AuditResult, comparison: pd.DataFrame | None = None
-             ) -> tuple[Finding, ...]:
+def credal_findings(credal: CredalComparison | None) -> list[Finding]:
+    """The credal-set test with learned weights, when it was run."""
+    if credal is None:
+        return []
+    rejects = credal.results["learned"].rejects(credal.settings.alpha)
+    return [Finding("ensemble", "problem" if rejects else "ok", credal.verdict())]
+
+
+def findings(result: AuditResult, comparison: pd.DataFrame | None = None,
+             credal: CredalComparison | None = None) -> tuple[Finding, ...]:
     """Every finding, in reading order.
 
     Parameters
@@ -172,6 +182,8 @@ def findings(result: AuditResult, comparison: pd.DataFrame | None = None
     comparison : pandas.DataFrame, optional
         The recalibration comparison table (columns of
         :data:`core.report.schema.COMPARISON_COLUMNS`).
+    credal : CredalComparison, optional
+        The credal-set tests of the ensemble members.
 
     Returns
     -------
@@ -180,4 +192,5 @@ def findings(result: AuditResult, comparison: pd.DataFrame | None = None
     notes = [Finding("notes", "info", note) for note in result.notes]
     return tuple([*global_findings(result), *group_findings(result), *local_findings(result),
                   *slice_findings(result), *lce_findings(result),
-                  *recalibration_findings(comparison, result.settings.alpha), *notes])
+                  *recalibration_findings(comparison, result.settings.alpha),
+                  *credal_findings(credal), *notes])

@@ -9,7 +9,7 @@ import streamlit as st
 from core.figures.local_bias import lcb_figure
 from core.figures.style import caption_text
 from core.kernels.spec import one_vs_rest
-from core.local.lcb_trends import lcb_trends
+from core.local.lcb_trends import lcb_trends, trend_note
 from dashboard.cache import diagnostics
 from dashboard.components import about, chart, class_picker
 from dashboard.state import active_audit
@@ -93,12 +93,15 @@ chart(lcb_figure(points[valid], trends, x_name, None if color == NONE else color
       caption=caption_text(notion="one-vs-rest", bandwidths={"σ_p": sigma_p, "σ_x": sigma_x},
                            split=how, n=min(int(valid.sum()), MAX_POINTS),
                            extra=f"degree-{degree} trends, 90% bands"))
+skipped = trend_note(x[valid], None if trend_groups is None else trend_groups[valid].to_numpy(),
+                     degree)
 st.caption(
     f"Points: LCB of {min(int(valid.sum()), MAX_POINTS):,} evaluated rows (a seeded sample "
     f"when there are more); lines: degree-{degree} polynomial fits per group with "
     "90% bootstrap bands (the spread of the fit over the plotted points). "
     + (f"{int((~valid).sum())} rows had no reference neighbours and are not drawn."
        if (~valid).any() else "")
+    + (f" {skipped}" if skipped else "")
 )
 
 st.info("Which slices of the data are miscalibrated — levels, ranges and their "
