@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from core.data.features import SPLIT_SPELLINGS
@@ -39,6 +40,7 @@ class ColumnGuess:
     groups: tuple[str, ...]
     split: str | None
     members: tuple[str, ...]
+    models: tuple[str, ...] = ()
 
 
 def guess_columns(df: pd.DataFrame) -> ColumnGuess:
@@ -60,16 +62,30 @@ def guess_columns(df: pd.DataFrame) -> ColumnGuess:
         probs = tuple(c for c in columns
                       if c != label and c in numeric and LOGIT_PATTERN.match(c))
         logits = bool(probs)
+    probs, models = _separate_models(df, label, probs, logits)
     members = tuple(c for c in columns if c in numeric and MEMBER_PATTERN.match(c)
-                    and c not in probs)
+                    and c not in probs and c not in models)
     split = next((c for c in columns if lowered[c] in SPLIT_NAMES and _looks_like_split(df[c])),
                  None)
 
-    taken = {label, split, *probs, *members}
+    taken = {label, split, *probs, *members, *models}
     candidates = [c for c in columns if c not in taken and not _looks_like_id(df[c])]
     features = tuple(c for c in candidates if _usable_feature(df[c]))
     groups = tuple(c for c in candidates if _looks_like_group(df[c], lowered[c]))
-    return ColumnGuess(label, probs, logits, features, groups, split, members)
+    return ColumnGuess(label, probs, logits, features, groups, split, members, models)
+
+
+def _separate_models(df: pd.DataFrame, label: str | None, probs: tuple[str, ...],
+                     logits: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Several probability columns beside a two-valued label that do not sum to 1 row by row
+    (``p_prod, p_new``) are binary models, one a column: the first is audited, the others
+    are further prediction sets (``ColumnMapping.models``)."""
+    if logits or len(probs) < 2 or label is None or df[label].nunique() != 2:
+        return probs, ()
+    values = df[list(probs)].apply(pd.to_numeric, errors="coerce")
+    if values.isna().any().any() or not np.allclose(values.sum(axis=1), 1.0, atol=1e-3):
+        return probs[:1], probs[1:]
+    return probs, ()
 
 
 def _looks_like_split(series: pd.Series) -> bool:
