@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard.components import dataset_card
+from dashboard.components import dataset_card, model_picker
 from dashboard.compute import apply_engine, engine_sidebar
 from dashboard.guard import run_page
 from dashboard.state import active_audit, active_source
@@ -31,6 +31,8 @@ PAGES = [
     st.Page(HERE / "views" / "lce_landscape.py", title="LCE landscape",
             icon=":material/scatter_plot:"),
     st.Page(HERE / "views" / "recalibration.py", title="Recalibration", icon=":material/build:"),
+    st.Page(HERE / "views" / "compare.py", title="Compare models",
+            icon=":material/compare_arrows:"),
     st.Page(HERE / "views" / "ensembles.py", title="Ensembles", icon=":material/stacks:"),
     st.Page(HERE / "views" / "estimators.py", title="Estimators", icon=":material/tune:"),
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
@@ -41,6 +43,7 @@ navigation = st.navigation(PAGES)
 # The sidebar card is drawn before the page (a page that ends early with st.stop() keeps it)
 # and redrawn after it, so that a dataset the page just activated shows at once.
 with st.sidebar:
+    model_picker(active_audit())
     card = st.empty()
 with card.container():
     dataset_card(active_audit(), active_source())

@@ -17,7 +17,7 @@ from core.report.export import (
     export_figure,
     static_unavailable_reason,
 )
-from dashboard.state import export_file, request_exact, set_export_file
+from dashboard.state import export_file, request_exact, set_audited_model, set_export_file
 
 
 def dataset_card(audit: AuditData, source: str) -> None:
@@ -31,10 +31,28 @@ def dataset_card(audit: AuditData, source: str) -> None:
         lines.append("features: " + ", ".join(audit.feature_frame.columns))
     if audit.groups.shape[1]:
         lines.append("groups: " + ", ".join(audit.groups.columns))
+    if len(audit.model_names) > 1:
+        lines.append("models: " + ", ".join(audit.model_names))
     if audit.split is not None:
         parts = {p: int((audit.split == p).sum()) for p in ("train", "calibration", "test")}
         lines.append("split: " + ", ".join(f"{k} {v:,}" for k, v in parts.items() if v))
     st.caption("  \n".join(lines))
+
+
+def model_picker(audit: AuditData) -> None:
+    """Sidebar choice of the model every page audits, for tables with several prediction sets
+    (the Compare models page compares two of them)."""
+    names = list(audit.model_names)
+    if len(names) < 2:
+        return
+    key = "audited_model_" + audit.with_model(names[0]).fingerprint  # one key a table
+    if st.session_state.get(key) not in names:
+        st.session_state[key] = audit.model
+    chosen = st.selectbox("Audited model", names, key=key,
+                          help="Every page audits this model's predictions; the Compare "
+                               "models page compares it with another.")
+    if chosen != audit.model:
+        set_audited_model(chosen)
 
 
 def validation_report(notes: tuple[ValidationNote, ...] | list[ValidationNote]) -> None:

@@ -55,6 +55,14 @@ def active_source() -> str:
     return st.session_state[_SOURCE]
 
 
+def set_audited_model(name: str, session: MutableMapping | None = None) -> None:
+    """Audit the active table's prediction set ``name`` on every page (the sidebar's model
+    choice). The dataset's fingerprint changes with the model, so every cached result is the
+    chosen model's."""
+    state = st.session_state if session is None else session
+    state[_AUDIT] = state[_AUDIT].with_model(name)
+
+
 def remember_upload(table) -> None:
     """Keep the last uploaded table (a :class:`core.data.readers.LoadedTable`) for the reference
     model tab."""

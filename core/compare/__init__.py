@@ -14,6 +14,7 @@ This is the public face (``from core.compare import compare_models``); one conce
 from core.compare.comparison import (
     CRITERIA,
     CRITERION_NAMES,
+    CompareSettings,
     ComparisonResult,
     compare_audit,
     compare_models,
@@ -23,6 +24,7 @@ from core.compare.paired import PairedDifference, diebold_mariano
 __all__ = [
     "CRITERIA",
     "CRITERION_NAMES",
+    "CompareSettings",
     "ComparisonResult",
     "PairedDifference",
     "compare_audit",

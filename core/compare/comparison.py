@@ -352,6 +352,32 @@ def _with_verdict(result: ComparisonResult, n_slices: int) -> ComparisonResult:
 # --------------------------------------------------------------------------- from an AuditData
 
 
+@dataclass(frozen=True)
+class CompareSettings:
+    """Everything a comparison of two prediction sets of one table depends on, as one
+    hashable value (the page's cache key, the report's settings, the CLI's options).
+
+    ``champion`` ``None`` means the audited model; ``features`` ``None`` all audit features.
+    """
+
+    challenger: str
+    champion: str | None = None
+    features: tuple[str, ...] | None = None
+    part: str = "test"
+    alpha: float = 0.05
+    criteria: tuple[str, ...] = CRITERIA
+    n_bins: int = 15
+    n_resamples: int = 200
+    seed: int = 0
+
+    def run(self, audit, progress: Progress = None) -> ComparisonResult:
+        return compare_audit(
+            audit, self.challenger, self.champion, features=self.features, part=self.part,
+            alpha=self.alpha, criteria=self.criteria, n_bins=self.n_bins,
+            n_resamples=self.n_resamples, seed=self.seed, progress=progress)
+
+
+
 def compare_audit(audit, challenger: str, champion: str | None = None, *,
                   features: Sequence[str] | None = None, part: str = "test",
                   **kwargs) -> ComparisonResult:

@@ -305,6 +305,10 @@ class AuditData:
             digest.update(np.ascontiguousarray(array).tobytes())
         if self.members is not None:
             digest.update(np.ascontiguousarray(self.members).tobytes())
+        if len(self.model_probs) > 1:  # the other prediction sets, by name
+            for name, values in self.model_probs.items():
+                digest.update(name.encode())
+                digest.update(np.ascontiguousarray(values).tobytes())
         if self.split is not None:
             digest.update("|".join(self.split).encode())
         digest.update(pd.util.hash_pandas_object(self.groups, index=False).to_numpy().tobytes())

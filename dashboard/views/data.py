@@ -11,7 +11,7 @@ import streamlit as st
 from core.data.audit_data import AuditData
 from core.data.column_guess import group_member_columns, guess_columns
 from core.data.demo import DEMOS, demo_mapping
-from core.data.mapping import ColumnMapping
+from core.data.mapping import ColumnMapping, model_name
 from core.data.problems import DataError, ValidationNote
 from core.data.readers import SUPPORTED_SUFFIXES, LoadedTable, read_table
 from core.data.reference_model import REFERENCE_MODELS, train_reference_model
@@ -128,12 +128,22 @@ def mapping_form(frame, key: str) -> ColumnMapping:
             "Ensemble member columns (optional)", columns, default=list(guess.members),
             key=f"{key}_members",
         )
+        models = st.multiselect(
+            "Other models' probability columns (optional)", columns,
+            default=list(guess.models), key=f"{key}_models",
+            help="Predictions of other models on the same rows, to compare on the Compare "
+                 "models page or audit instead (sidebar): one column per model for a binary "
+                 "label (named after the column), or one column per class per model, in the "
+                 "class order above, named by their common prefix (b_cat, b_dog → b).",
+        )
     return ColumnMapping(
         label=label, probs=tuple(probs), logits=logits,
         positive=None if positive == AUTOMATIC else positive,
         features=tuple(features), groups=tuple(groups),
         split=None if split == NONE else split,
         members=group_member_columns(members, max(len(probs), 2)),
+        models=tuple((model_name(cols), cols)
+                     for cols in group_member_columns(models, max(len(probs), 2))),
     )
 
 
@@ -174,7 +184,8 @@ def reference_sources() -> dict[str, RawSource]:
         sources[f"uploaded: {table.source}"] = RawSource(
             table.frame, guess.label, guess.features, guess.groups, guess.groups)
     mapping = demo_mapping("census")
-    raw = cached_demo_frame("census").drop(columns=[*mapping.probs, mapping.split])
+    models = [c for _, columns in mapping.models for c in columns]
+    raw = cached_demo_frame("census").drop(columns=[*mapping.probs, *models, mapping.split])
     model_features = tuple(c for c in raw.columns if c != mapping.label)
     sources["demo: census features without the model's predictions"] = RawSource(
         raw, mapping.label, model_features, mapping.features, mapping.groups)
