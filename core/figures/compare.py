@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+from scipy import stats
 
 from core.compare.comparison import CRITERION_NAMES, ComparisonResult
 from core.figures.palette import GAP_COLOR, OBSERVED_COLOR, PREDICTED_COLOR
@@ -89,14 +90,14 @@ def dumbbell_figure(result: ComparisonResult, criterion: str = "brier") -> go.Fi
     return figure
 
 
-def differences_figure(table: pd.DataFrame) -> go.Figure:
+def differences_figure(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
     """Every criterion's paired difference B − A with its interval, each on its own scale
     (the difference divided by its standard error: a z score), so criteria of different units
-    share one axis; beyond ±1.96 (α = 0.05) the difference is significant."""
+    share one axis; beyond ±z_{1−α/2} the difference is significant."""
     z = table["difference"] / table["std_error"].where(table["std_error"] > 0)
     low = table["ci_low"] / table["std_error"].where(table["std_error"] > 0)
     high = table["ci_high"] / table["std_error"].where(table["std_error"] > 0)
-    colors = np.where(table["p_value"] > 0.05, "#7f8c8d",
+    colors = np.where(table["p_value"] > alpha, "#7f8c8d",
                       np.where(table["difference"] > 0, GAP_COLOR, BETTER_COLOR))
     figure = go.Figure(go.Scatter(
         x=z, y=table["name"], mode="markers", marker=dict(size=12, color=colors),
@@ -105,7 +106,8 @@ def differences_figure(table: pd.DataFrame) -> go.Figure:
         hovertemplate="%{y}: B − A = %{customdata[0]:.4g} (p = %{customdata[1]:.3g})"
                       "<extra></extra>"))
     figure.add_vline(x=0, line=dict(color="black", width=1))
-    for edge in (-1.96, 1.96):
+    critical = float(stats.norm.ppf(1.0 - alpha / 2.0))
+    for edge in (-critical, critical):
         figure.add_vline(x=edge, line=dict(color=PREDICTED_COLOR, dash="dot", width=1))
     figure.update_layout(height=300, margin=dict(l=10, r=10, t=30, b=10), showlegend=False,
                          xaxis=dict(title="standardised difference (B − A) / se: "

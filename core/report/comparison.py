@@ -43,7 +43,7 @@ def comparison_figures(result: ComparisonResult) -> list[AuditFigure]:
                            extra=f"{result.champion} (A) vs {result.challenger} (B), "
                                  f"α = {result.alpha:g}")
     figures = [("compare_differences", "Paired differences (B − A)",
-                differences_figure(result.table)),
+                differences_figure(result.table, result.alpha)),
                ("compare_reliability", "Reliability of both models",
                 reliability_overlay_figure(result))]
     if not result.groups.empty:

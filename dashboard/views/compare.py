@@ -82,7 +82,7 @@ st.caption(f"Intervals are {1 - alpha:.0%} intervals; every criterion is a loss,
            "per-row differences (rows independent, no lag window). ECE (the same "
            f"{result.parameters['n_bins']} equal-width bins for both), smooth ECE and KLCE²: "
            "paired bootstrap of rows. Measured levels and power: README, *Comparing models*.")
-chart(differences_figure(result.table), key="cmp_differences", caption=caption,
+chart(differences_figure(result.table, result.alpha), key="cmp_differences", caption=caption,
       title="Paired differences")
 if not result.klce_tests.empty:
     st.markdown("**Each model's own KLCE test of local calibration** "
