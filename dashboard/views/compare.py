@@ -7,15 +7,32 @@ import streamlit as st
 from core.compare import CRITERIA, CRITERION_NAMES, CompareSettings
 from core.figures.compare import differences_figure, dumbbell_figure, reliability_overlay_figure
 from core.figures.style import caption_text
+from core.report.comparison import build_comparison_report
 from dashboard.cache import compare as compare_cache
 from dashboard.components import chart
-from dashboard.state import active_audit
+from dashboard.state import active_audit, export_file, set_export_file
 
 TABLE_COLUMNS = {"name": "criterion", "value_a": "champion (A)", "value_b": "challenger (B)",
                  "difference": "B − A", "ci_low": "CI low", "ci_high": "CI high",
                  "p_value": "p-value", "method": "paired inference"}
 SLICE_COLUMNS = ["slice", "criterion", "rows", "value_a", "value_b", "difference", "ci_low",
                  "ci_high", "p_adjusted", "bias_a", "bias_b"]
+
+@st.fragment
+def report_download(result, settings: CompareSettings) -> None:
+    """The page's sections as one self-contained HTML report (as `calibration-atlas compare`
+    writes), in a fragment so that preparing it never reruns the page."""
+    name = f"comparison-{settings.champion}-vs-{settings.challenger}.html"
+    if st.button("Prepare the comparison report (HTML)", key="cmp_report"):
+        with st.spinner("Drawing the figures and writing the report…"):
+            report = build_comparison_report(result, audit, settings, pdf=False)
+        set_export_file("cmp_report", name, report.html.encode())
+    prepared = export_file("cmp_report")
+    if prepared is not None and prepared[0] == name:
+        st.download_button(f"Download {name}", prepared[1], file_name=name, mime="text/html",
+                           on_click="ignore", key="cmp_report_download",
+                           icon=":material/download:")
+
 
 st.title("Compare models")
 st.caption("Is the challenger better calibrated than the champion — for everyone and for every "
@@ -102,7 +119,7 @@ else:
                          format_func=CRITERION_NAMES.get)
     chart(dumbbell_figure(result, criterion), key="cmp_dumbbell_chart", caption=caption,
           title="Per-group comparison")
-    st.caption("Grey circle: champion; diamond: challenger, red where it is significantly worse "
+    st.caption("Blue circle: champion; diamond: challenger, red where it is significantly worse "
                "and green where better after max-|T| adjustment over every group and slice "
                "below (family-wise error ≤ α).")
 
@@ -117,3 +134,4 @@ else:
 with st.expander("Every group and slice compared"):
     st.dataframe(result.slices[[*SLICE_COLUMNS, "p_value", "direction"]], width="stretch",
                  hide_index=True)
+report_download(result, settings)
