@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from core.data.features import SPLIT_SPELLINGS
+from core.data.predictions import columns_name_classes, label_strings
 from core.data.table import MAX_LEVELS, is_categorical
 
 LABEL_NAMES = ("label", "y", "target", "outcome", "class", "truth", "y_true", "actual",
@@ -77,15 +78,19 @@ def guess_columns(df: pd.DataFrame) -> ColumnGuess:
 
 def _separate_models(df: pd.DataFrame, label: str | None, probs: tuple[str, ...],
                      logits: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Several probability columns beside a two-valued label that do not sum to 1 row by row
-    (``p_prod, p_new``) are binary models, one a column: the first is audited, the others
-    are further prediction sets (``ColumnMapping.models``)."""
+    """Several probability columns beside a two-valued label, not named after its classes and
+    not summing to 1 in most rows (``p_prod, p_new``), are binary models, one a column: the
+    first is audited, the others are further prediction sets (``ColumnMapping.models``)."""
     if logits or len(probs) < 2 or label is None or df[label].nunique() != 2:
         return probs, ()
+    if columns_name_classes(probs, label_strings(df[label].dropna())):
+        return probs, ()  # p_0, p_1: one model's class columns (validation checks the sums)
     values = df[list(probs)].apply(pd.to_numeric, errors="coerce")
-    if values.isna().any().any() or not np.allclose(values.sum(axis=1), 1.0, atol=1e-3):
-        return probs[:1], probs[1:]
-    return probs, ()
+    if values.isna().any().any():
+        return probs, ()  # validation names the column that is not a probability
+    summing = np.isclose(values.sum(axis=1), 1.0, atol=1e-3).mean()
+    # most rows off 1: separate models; a few rows off: one model's defect, reported as such
+    return (probs[:1], probs[1:]) if summing < 0.5 else (probs, ())
 
 
 def _looks_like_split(series: pd.Series) -> bool:

@@ -131,6 +131,14 @@ def common_prefix(words: list[str]) -> str:
     return first[:i]
 
 
+def columns_name_classes(columns: Sequence[str], labels: np.ndarray) -> bool:
+    """Whether probability columns are named after the label's classes (``p_0, p_1`` for
+    labels 0/1, ``p_cat, p_dog``): one model's class columns, not several models."""
+    present = {str(v).lower() for v in labels}
+    return any(present <= {n.lower() for n in names}
+               for names in _class_names_from_columns(columns))
+
+
 def binary_labels(
     labels: np.ndarray, label: str, prob_column: str, positive: str | None
 ) -> tuple[np.ndarray, tuple[str, str]]:
