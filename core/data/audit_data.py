@@ -81,8 +81,10 @@ class AuditData:
     model_probs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.model_probs:
-            object.__setattr__(self, "model_probs", {self.model: self.probs})
+        if self.model_probs.get(self.model) is not self.probs:
+            # the audited model's entry is always ``probs`` (a container whose probabilities
+            # were replaced, e.g. recalibrated, audits and compares the replacement)
+            object.__setattr__(self, "model_probs", {**self.model_probs, self.model: self.probs})
         if not self.fingerprint:
             object.__setattr__(self, "fingerprint", self._compute_fingerprint())
 
