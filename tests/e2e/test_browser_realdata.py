@@ -33,8 +33,9 @@ def compas_with_scores():
 
 
 #: Pages that draw nothing until the user acts (Compare, Run the audit) or that have nothing
-#: to draw for a table without ensemble members; every other page must show a chart.
-WAIT_FOR_AN_ACTION = {"Recalibration", "Ensembles", "Export"}
+#: to draw for a table without ensemble members or without a second model; every other page
+#: must show a chart.
+WAIT_FOR_AN_ACTION = {"Recalibration", "Ensembles", "Export", "Compare models"}
 
 
 def wait_until_done(page) -> None:
