@@ -215,7 +215,7 @@ def _race_age_terms(frame: pd.DataFrame) -> np.ndarray:
 
 def _challenger_model() -> Pipeline:
     """The challenger: the audited model's inputs plus :func:`_race_age_terms`, L2-penalised
-    logistic regression."""
+    logistic regression (Newton–Cholesky: a few exact steps on 30,000 × 25 dense inputs)."""
     log_income = make_pipeline(FunctionTransformer(np.log), StandardScaler())
     encoder = ColumnTransformer([
         ("numeric", StandardScaler(), list(CENSUS_NUMERIC)),
@@ -223,7 +223,7 @@ def _challenger_model() -> Pipeline:
         ("categorical", OneHotEncoder(handle_unknown="ignore"), list(CENSUS_CATEGORICAL)),
         ("race_age", FunctionTransformer(_race_age_terms), ["age", "race"]),
     ])
-    return make_pipeline(encoder, LogisticRegression(max_iter=2_000))
+    return make_pipeline(encoder, LogisticRegression(solver="newton-cholesky"))
 
 
 def census_simulation(
@@ -471,7 +471,7 @@ DEMOS: dict[str, DemoSpec] = {
             "shifted up by 1.5 (planted, like the interaction). On the test split it is "
             "better globally (Brier score lower by about 0.006, log loss by 0.015, both "
             "significant in the paired test) and worse for Asian applicants (it "
-            "overestimates their risk by about 0.25; Brier score higher by about 0.07, found "
+            "overestimates their risk by about 0.26; Brier score higher by about 0.07, found "
             "by the per-group comparison with simultaneous inference), which also makes its "
             "global ECE and KLCE² worse."
         ),
