@@ -15,7 +15,10 @@ conditional expectation of the truth given what it sees, hence exactly calibrate
   equally).
 * :func:`better_pair`: A sees u, B sees u and v, so B's Brier score is lower by
   ``E[Var(q | u)] − 0``; ``s_v`` is chosen (:func:`brier_gap_scale`) so that the gap is
-  ``gap`` exactly, in expectation.
+  ``gap`` exactly, in expectation. With ``nested=False`` the models share nothing: A sees u
+  (``s_u = 1``), B sees only v, with ``s_v > 1`` chosen so that
+  ``E[Var(q | u)] − E[Var(q | v)] = gap`` — their errors are far less correlated, the harder
+  case for a paired test.
 """
 
 from __future__ import annotations
@@ -67,16 +70,37 @@ def brier_gap_scale(gap: float) -> float:
     return float(brentq(excess, 1e-3, 5.0, xtol=1e-10))
 
 
+def _mean_variance(seen_sd: float, unseen_sd: float) -> float:
+    """``E[Var(q | s)]`` for a model that sees ``s ~ N(0, seen_sd²)`` of the truth's logit and
+    not the rest, ``N(0, unseen_sd²)``."""
+    s = seen_sd * np.sqrt(2.0) * _erfinv_grid(2_000)
+    q = expit(INTERCEPT + s[:, None] + unseen_sd * _NODES[None, :])
+    return float(np.mean((q**2) @ _WEIGHTS - (q @ _WEIGHTS) ** 2))
+
+
+@lru_cache(maxsize=8)
+def disjoint_gap_scale(gap: float) -> float:
+    """``s_v > SCALE`` with ``E[Var(q | u)] − E[Var(q | v)] = gap`` (Brent's method)."""
+    return float(brentq(lambda sd: _mean_variance(SCALE, sd) - _mean_variance(sd, SCALE) - gap,
+                        SCALE, 5.0, xtol=1e-10))
+
+
 def _erfinv_grid(m: int) -> np.ndarray:
     from scipy.special import erfinv
     return erfinv(2.0 * (np.arange(m) + 0.5) / m - 1.0)
 
 
-def better_pair(n: int, seed: int, gap: float = 0.005
+def better_pair(n: int, seed: int, gap: float = 0.005, nested: bool = True
                 ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, pd.DataFrame]:
     """``(y, {"A": p_a, "B": p_b}, X, groups)`` where B's expected Brier score is lower than
-    A's by ``gap`` (both calibrated; B knows more)."""
+    A's by ``gap`` (both calibrated; B knows more, or, not nested, knows other and more)."""
     rng = np.random.default_rng(seed)
+    if not nested:
+        sd = disjoint_gap_scale(gap)
+        u, v = SCALE * rng.standard_normal(n), sd * rng.standard_normal(n)
+        y = (rng.random(n) < expit(INTERCEPT + u + v)).astype(np.int64)
+        models = {"A": _expected_truth(u, sd), "B": _expected_truth(v, SCALE)}
+        return y, models, rng.standard_normal((n, 1)), _groups(n, rng)
     sd = brier_gap_scale(gap)
     u, v = SCALE * rng.standard_normal(n), sd * rng.standard_normal(n)
     truth = expit(INTERCEPT + u + v)
