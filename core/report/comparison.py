@@ -73,11 +73,12 @@ def comparison_html(result: ComparisonResult, audit: AuditData, settings: Compar
     worse = table_html(bad[SLICE_COLUMNS]) if not bad.empty else (
         f"<p>In none of the {result.slices['slice'].nunique()} groups and slices compared is "
         "the challenger significantly worse.</p>")
-    settings_pairs = [(k, v if not isinstance(v, tuple) else ", ".join(map(str, v)) or "—")
-                      for k, v in dataclasses.asdict(settings).items()]
-    settings_pairs += [("champion (A)", result.champion), ("challenger (B)", result.challenger),
-                       ("rows compared", result.n), *[(k, str(v)) for k, v in
-                                                       result.parameters.items()]]
+    values = {**dataclasses.asdict(settings), "champion": result.champion,
+              "rows compared": result.n}
+    values.update({k: v for k, v in result.parameters.items() if k not in values})
+    settings_pairs = [(k, ", ".join(map(str, v)) or "—" if isinstance(v, tuple) else
+                       v if isinstance(v, (int, float, str)) else str(v))
+                      for k, v in values.items()]
     script = "" if images is not None else \
         f'<script type="text/javascript">{pio_plotlyjs()}</script>'
     body = "".join([
