@@ -79,7 +79,7 @@ class ComparisonResult:
             ``p_value``, ``null``), empty when the KLCE criterion was not asked for.
         slices: per-slice differences (:func:`core.compare.slices.slice_differences`) with a
             ``criterion`` column; groups are the rows whose ``kind`` is ``"group"``.
-        critical: the max-|T| critical value of each slice criterion.
+        critical: the max-|T| critical value over every slice and slice criterion.
         reliability: each model's reliability table on the same equal-width bins.
         verdict: one paragraph: what is and what is not established.
         parameters: the settings used.
@@ -92,7 +92,7 @@ class ComparisonResult:
     table: pd.DataFrame
     klce_tests: pd.DataFrame
     slices: pd.DataFrame
-    critical: dict[str, float]
+    critical: float
     reliability: dict[str, pd.DataFrame] = field(repr=False)
     verdict: str = ""
     parameters: dict = field(default_factory=dict)
@@ -262,12 +262,7 @@ def compare_models(
     report(0.85, "Comparing the models group by group and slice by slice…")
     family = slice_family(group_frame, frame, n, min_slice_rows)
     bias = [o - c for c, o in pairs]
-    slices, critical = [], {}
-    for criterion in SLICE_CRITERIA:
-        part, critical[criterion] = slice_differences(
-            family, *scores[criterion], *bias, alpha, seed)
-        slices.append(part.assign(criterion=criterion))
-    slice_table = pd.concat(slices, ignore_index=True)
+    slice_table, critical = slice_differences(family, scores, *bias, alpha, seed)
     reliability = {name: reliability_table(p, labels, n_bins=n_bins, strategy="uniform",
                                            notion=notion)
                    for name, p in zip(names, probs, strict=True)}

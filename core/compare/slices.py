@@ -17,11 +17,12 @@ Kato 2013): with ξ_i ~ N(0, 1) drawn per row,
 
     T*_s = Σ_{i∈s} ξ_i (d_i − D_s) / (n_s se_s),        M* = max_s |T*_s|,
 
-all slices at once as ``(S(ξ∘d) − D ∘ Sξ) / (n ∘ se)``. The adjusted p-value of slice s is
-``(1 + #{M* ≥ |T_s|}) / (1 + R)`` over R multiplier draws, and ``D_s ± c·se_s`` with c the
-(1 − α) quantile of M* are simultaneous intervals: with probability about 1 − α all of them
-cover at once, so the family-wise error rate of "the challenger is worse here" over every
-slice listed is at most α (measured in ``benchmarks/compare_study.py``).
+all slices at once as ``(S(ξ∘d) − D ∘ Sξ) / (n ∘ se)``, and the maximum also runs over the
+criteria compared (Brier score and log loss, the same ξ for both). The adjusted p-value of
+slice s is ``(1 + #{M* ≥ |T_s|}) / (1 + R)`` over R multiplier draws, and ``D_s ± c·se_s``
+with c the (1 − α) quantile of M* are simultaneous intervals: with probability about 1 − α
+all of them cover at once, so the family-wise error rate of any slice flagged, by either
+criterion, is about α (measured in ``benchmarks/compare_study.py``).
 """
 
 from __future__ import annotations
@@ -117,43 +118,61 @@ def slice_family(groups: pd.DataFrame | None, features: pd.DataFrame | None, n: 
 
 
 def slice_differences(
-    family: SliceFamily, scores_a: np.ndarray, scores_b: np.ndarray,
+    family: SliceFamily, scores: dict[str, tuple[np.ndarray, np.ndarray]],
     bias_a: np.ndarray, bias_b: np.ndarray, alpha: float, seed: int | None,
     draws: int = MULTIPLIER_DRAWS,
 ) -> tuple[pd.DataFrame, float]:
-    """Per-slice paired differences with max-|T| adjusted p-values and simultaneous intervals
-    (module docstring), and the critical value c. ``bias_*`` are per-row observed-minus-
-    predicted residuals of each model's notion, averaged per slice for display."""
+    """Per-slice paired differences of every criterion with max-|T| adjusted p-values and
+    simultaneous intervals (module docstring), and the critical value c.
+
+    ``scores`` maps a criterion to the two models' per-row scores ``(s_A, s_B)``; the maximum
+    runs over every slice *and* every criterion, with the same multipliers ξ for all, so the
+    family-wise error holds over the whole table. ``bias_*`` are per-row observed-minus-
+    predicted residuals of each model's notion, averaged per slice for display.
+    """
     S = family.matrix
-    d = scores_b - scores_a
     size = family.sizes
     columns = ["slice", "kind", "rows", "value_a", "value_b", "difference", "ci_low",
-               "ci_high", "p_value", "p_adjusted", "direction", "bias_a", "bias_b"]
-    if S.shape[0] == 0:
+               "ci_high", "p_value", "p_adjusted", "direction", "bias_a", "bias_b", "criterion"]
+    if S.shape[0] == 0 or not scores:
         return pd.DataFrame(columns=columns), float("nan")
-    mean = S @ d / size
-    variance = np.maximum(S @ (d * d) - size * mean**2, 0.0) / np.maximum(size - 1, 1)
-    se = np.sqrt(variance / size)
-    safe = np.where(se > 0, se, 1.0)
-    t = np.where(se > 0, mean / safe, 0.0)
+    parts = {}
+    for criterion, (scores_a, scores_b) in scores.items():
+        d = scores_b - scores_a
+        mean = S @ d / size
+        variance = np.maximum(S @ (d * d) - size * mean**2, 0.0) / np.maximum(size - 1, 1)
+        se = np.sqrt(variance / size)
+        parts[criterion] = (d, mean, se, np.where(se > 0, se, 1.0))
+    n = S.shape[1]
     rng = np.random.default_rng(seed)
     maxima = []
-    block = int(np.clip(_BLOCK_ELEMENTS // d.shape[0], 1, 250))
+    block = int(np.clip(_BLOCK_ELEMENTS // n, 1, 250))
     for start in range(0, draws, block):
-        xi = rng.standard_normal((d.shape[0], min(block, draws - start)))
-        numerator = S @ (xi * d[:, None]) - mean[:, None] * (S @ xi)
-        maxima.append(np.max(np.abs(numerator / (size * safe)[:, None]), axis=0))
+        xi = rng.standard_normal((n, min(block, draws - start)))
+        sums = S @ xi
+        largest = np.zeros(xi.shape[1])
+        for d, mean, _, safe in parts.values():
+            numerator = S @ (xi * d[:, None]) - mean[:, None] * sums
+            largest = np.maximum(largest, np.max(np.abs(numerator / (size * safe)[:, None]),
+                                                 axis=0))
+        maxima.append(largest)
     maxima = np.concatenate(maxima)
     critical = float(np.quantile(maxima, 1.0 - alpha))
-    adjusted = (1.0 + (maxima[None, :] >= np.abs(t)[:, None]).sum(axis=1)) / (1.0 + draws)
-    significant = adjusted <= alpha
-    direction = np.where(significant & (mean > 0), "worse",
-                         np.where(significant & (mean < 0), "better", "no significant difference"))
-    table = pd.DataFrame({
-        "slice": family.names, "kind": family.kinds, "rows": size.astype(int),
-        "value_a": S @ scores_a / size, "value_b": S @ scores_b / size, "difference": mean,
-        "ci_low": mean - critical * se, "ci_high": mean + critical * se,
-        "p_value": 2.0 * stats.norm.sf(np.abs(t)), "p_adjusted": adjusted,
-        "direction": direction, "bias_a": S @ bias_a / size, "bias_b": S @ bias_b / size,
-    })
-    return table, critical
+    tables = []
+    for criterion, (_, mean, se, safe) in parts.items():
+        t = np.where(se > 0, mean / safe, 0.0)
+        adjusted = (1.0 + (maxima[None, :] >= np.abs(t)[:, None]).sum(axis=1)) / (1.0 + draws)
+        significant = adjusted <= alpha
+        direction = np.where(significant & (mean > 0), "worse",
+                             np.where(significant & (mean < 0), "better",
+                                      "no significant difference"))
+        scores_a, scores_b = scores[criterion]
+        tables.append(pd.DataFrame({
+            "slice": family.names, "kind": family.kinds, "rows": size.astype(int),
+            "value_a": S @ scores_a / size, "value_b": S @ scores_b / size, "difference": mean,
+            "ci_low": mean - critical * se, "ci_high": mean + critical * se,
+            "p_value": 2.0 * stats.norm.sf(np.abs(t)), "p_adjusted": adjusted,
+            "direction": direction, "bias_a": S @ bias_a / size, "bias_b": S @ bias_b / size,
+            "criterion": criterion,
+        }))
+    return pd.concat(tables, ignore_index=True), critical

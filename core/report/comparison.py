@@ -118,7 +118,7 @@ def comparison_json(result: ComparisonResult, audit: AuditData, settings: Compar
         "rows": result.n, "alpha": result.alpha, "verdict": result.verdict,
         "worse_criteria": result.worse(), "parameters": result.parameters,
         "differences": result.table, "klce_tests": result.klce_tests,
-        "critical_values": result.critical, "slices": result.slices,
+        "critical_value": result.critical, "slices": result.slices,
     }
     return json.dumps(jsonable(document), indent=2, ensure_ascii=False)
 
