@@ -23,11 +23,15 @@ The difference's standard error is the standard deviation of the B resampled dif
   ``(Σ_{i,j} w_i w_j K_ij e_i e_j − Σ_i w_i e_i²) / (n(n − 1))``: one tile-engine pass of
   ``diag(Eᵀ K E)`` with columns ``w_b ∘ e`` per model (:func:`core.kernels.tiles.quadratic_forms`).
 
-Validity (measured by ``benchmarks/compare_study.py``): under two exchangeable models the
-difference of any of these statistics has mean 0, and its bootstrap distribution estimates
-the spread. Where both models are calibrated the ECE and the KLCE² are non-smooth (|·| at 0)
-or degenerate (a U-statistic whose first projection vanishes), the regimes in which the row
-bootstrap overstates the variance: the tests are then conservative, not liberal.
+Validity (measured by ``benchmarks/compare_study.py``, README *Comparing models*): under two
+exchangeable models the difference of any of these statistics has mean 0, but where both
+models are calibrated the ECE and the smooth ECE are non-smooth at 0 (a sum of |ȳ_b − p̄_b|,
+an integral of |r̂|) and the KLCE² of locally calibrated models is a degenerate U-statistic
+(its first projection vanishes) — the regimes in which the row bootstrap overstates the
+variance. The tests are then conservative, not liberal: at α = 0.05 over 1,000 data sets of
+2,000 rows they rejected 0.012 (ECE), 0.001 (smooth ECE) and 0.000 (KLCE², locally calibrated
+models; 0.033 when both are equally locally miscalibrated). A difference they report is
+real; their power is lower than their nominal level suggests.
 """
 
 from __future__ import annotations
