@@ -26,6 +26,7 @@ to be zero). Measured level and power: ``benchmarks/compare_study.py`` and the R
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -253,11 +254,8 @@ def compare_models(
         parameters.update(klce_parameters)
 
     table = pd.DataFrame([
-        {"criterion": c, "name": CRITERION_NAMES[c], "value_a": r.value_a, "value_b": r.value_b,
-         "difference": r.difference, "ci_low": r.ci_low, "ci_high": r.ci_high,
-         "p_value": r.p_value, "std_error": r.std_error, "variance": r.variance,
-         "method": r.method}
-        for c, r in ((c, rows[c]) for c in CRITERIA if c in rows)], columns=list(TABLE_COLUMNS))
+        {"criterion": c, "name": CRITERION_NAMES[c], **dataclasses.asdict(rows[c])}
+        for c in CRITERIA if c in rows], columns=list(TABLE_COLUMNS))
 
     report(0.85, "Comparing the models group by group and slice by slice…")
     family = slice_family(group_frame, frame, n, min_slice_rows)
