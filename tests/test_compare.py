@@ -153,7 +153,9 @@ def test_slice_statistics_match_a_direct_computation() -> None:
     row = table.iloc[0]
     assert row["difference"] == pytest.approx(d.mean(), abs=1e-12)
     se = d.std(ddof=1) / np.sqrt(d.size)
-    assert row["ci_high"] - row["difference"] == pytest.approx(critical * se, rel=1e-9)
+    from scipy import stats
+    half = stats.t.isf(stats.norm.sf(critical), d.size - 1)  # the critical tail on t's scale
+    assert row["ci_high"] - row["difference"] == pytest.approx(half * se, rel=1e-9)
     assert 1.96 < critical < 2.6  # two disjoint slices: between one test and Bonferroni-ish
     assert row["direction"] == "worse"
 
