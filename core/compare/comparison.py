@@ -337,7 +337,7 @@ def _with_verdict(result: ComparisonResult, n_slices: int) -> ComparisonResult:
             f" adjusted {_p(r.p_adjusted)})" for r in named.itertuples())
         count = bad["slice"].nunique()
         parts.append(f"'{b}' is significantly worse in {count} of the {n_slices} groups and "
-                     f"slices compared (max-|T| adjusted, family-wise error ≤ α): {listed}"
+                     f"slices compared (max-|T| adjusted, family-wise error ≈ α): {listed}"
                      + (" …" if count > len(named) else "") + ".")
     return replace(result, verdict=" ".join(parts))
 

@@ -121,7 +121,7 @@ else:
           title="Per-group comparison")
     st.caption("Blue circle: champion; diamond: challenger, red where it is significantly worse "
                "and green where better after max-|T| adjustment over every group and slice "
-               "below (family-wise error ≤ α).")
+               "below (family-wise error ≈ α).")
 
 st.subheader("Where the challenger is worse")
 if bad_slices.empty:
