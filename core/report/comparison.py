@@ -102,7 +102,7 @@ def comparison_html(result: ComparisonResult, audit: AuditData, settings: Compar
         "<p class=\"muted\">No group attributes were given.</p>",
         "<h2>Where the challenger is worse</h2>", worse,
         "<p class=\"caption\">Adjusted p-values and simultaneous intervals: max-|T| over every "
-        "group and slice compared (family-wise error ≈ α, measured 0.058 at α = 0.05).<</p>",
+        "group and slice compared (family-wise error ≈ α, measured 0.058 at α = 0.05).</p>",
     ])
     return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>Model comparison: {escape(result.challenger)}</title>"
