@@ -11,12 +11,19 @@
     calibration-atlas credal DATA --label COL --member COL[,COL...] --member ...
         [--features COL,...] [--estimator ce2|cekl|skce]
         [--null bootstrap|consistency|refit] [--resamples B] [--alpha A] [--seed S] [--out DIR]
+    calibration-atlas compare DATA --label COL (--models COL,COL | --model NAME=COL,... ...)
+        [--features COL,...] [--groups COL,...] [--split COL] [--criteria C,...]
+        [--fail-on worse] [--alpha A] [--resamples B] [--seed S] [--formats ...] [--out DIR]
 
 ``audit`` and ``demo`` write ``DIR/report.html``, ``DIR/report.pdf`` (where Chromium exists),
 ``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv`` (with ``--member``, the
 report includes the credal-set tests). ``credal`` runs the
 Ensembles page's three credal-set tests (:func:`core.ensembles.compare_ensemble`) and writes
-``DIR/credal.json``, ``DIR/credal.csv`` and ``DIR/credal-weights.csv``. The audit is
+``DIR/credal.json``, ``DIR/credal.csv`` and ``DIR/credal-weights.csv``. ``compare`` compares
+a challenger with a champion on the same rows (:func:`core.compare.compare_audit`) and writes
+the Compare models page's sections (:mod:`core.report.comparison`); with ``--fail-on worse``
+it exits 1 when the challenger is significantly worse on a compared criterion or slice. The
+audit is
 :func:`core.audit.run_audit` — the computation the app's pages show — and the report is
 :func:`core.report.build_report`. Exit status 0 on success; 2 on bad input, with the sentence
 the app would show (the column, the rows, the fix) and no traceback; 1 when writing the
@@ -41,6 +48,7 @@ import numpy as np
 import pandas as pd
 
 from core.audit import AuditResult, AuditSettings, run_audit
+from core.compare import CRITERIA, CompareSettings
 from core.data.audit_data import AuditData
 from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.data.problems import DataError
@@ -59,6 +67,7 @@ from core.kernels.declared import connect, declare_cluster, declared_engines
 from core.local.slice_discovery import ERROR_RATES
 from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
+from core.report.comparison import build_comparison_report
 from core.report.export import ExportError, renderer
 from core.report.schema import credal_record, csv_text, jsonable
 
@@ -176,9 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="run 'calibration-atlas audit --help', 'calibration-atlas demo --help' or "
-               "'calibration-atlas credal --help' for the options and examples of each "
-               "command.")
-    commands = parser.add_subparsers(dest="command", metavar="{audit,demo,credal}",
+               "'calibration-atlas credal --help' or 'calibration-atlas compare --help' for the "
+               "options and examples of each command.")
+    commands = parser.add_subparsers(dest="command", metavar="{audit,demo,credal,compare}",
                                      required=True)
 
     audit = commands.add_parser(
@@ -258,7 +267,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_output_options(demo)
     add_credal_command(commands)
-    for command in (audit, demo, commands.choices["credal"]):
+    add_compare_command(commands)
+    for command in (audit, demo, commands.choices["credal"], commands.choices["compare"]):
         add_engine_options(command)
     return parser
 
@@ -301,6 +311,88 @@ def add_credal_command(commands) -> None:
         "--out", metavar="DIR", default=Path("calibration-atlas-credal"), type=Path,
         help="folder for the results, created if needed (default: ./calibration-atlas-credal); "
              "example: --out credal-2026-11")
+
+
+COMPARE_EPILOG = f"""\
+examples:
+  calibration-atlas compare loans.csv --label defaulted --models p_prod,p_new \\
+      --features age,income,race --groups sex,race --split split --fail-on worse
+  calibration-atlas compare landcover.csv --label cover \\
+      --model prod=a_water,a_forest,a_urban --model new=b_water,b_forest,b_urban
+
+the first model is the champion (A), the second the challenger (B); differences are B - A
+and every criterion is a loss (lower is better). Criteria: {', '.join(CRITERIA)}. The test
+split is compared when --split is given. Writes DIR/report.html, DIR/report.pdf (when
+Chromium exists), DIR/results.json, DIR/figures/* and DIR/tables/comparison*.csv.
+Exit status: 0 success, 2 bad input, 1 the challenger is significantly worse (with
+--fail-on worse) or the report could not be written."""
+
+
+def model_option(text: str) -> tuple[str, tuple[str, ...]]:
+    """An argparse type: ``NAME=COL[,COL...]``, one model's name and its column(s)."""
+    name, sep, columns = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not NAME=COL[,COL...]; example: --model new=p_new, or "
+            "--model new=b_cat,b_dog for one column per class")
+    return name.strip(), column_list(columns)
+
+
+def add_compare_command(commands) -> None:
+    compare_cmd = commands.add_parser(
+        "compare", help="compare a challenger model with a champion on the same rows",
+        description="Champion against challenger: paired tests of Brier score, log loss, "
+                    "ECE, smooth ECE and KLCE², per group and per slice.",
+        epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    compare_cmd.add_argument("data", metavar="DATA", type=Path,
+                             help="CSV, TSV or Parquet file with both models' predictions; "
+                                  "example: loans.csv")
+    compare_cmd.add_argument("--label", metavar="COL", required=True,
+                             help="column of the observed class; example: --label defaulted")
+    models = compare_cmd.add_mutually_exclusive_group(required=True)
+    models.add_argument("--models", metavar="COL,COL", type=column_list,
+                        help="binary label: the champion's and the challenger's P(y = 1) "
+                             "columns, champion first; example: --models p_prod,p_new")
+    models.add_argument("--model", metavar="NAME=COL[,COL...]", type=model_option,
+                        action="append", dest="named_models",
+                        help="one model by name with its column(s) (one per class, in "
+                             "class order, for a multiclass label); give it twice, champion "
+                             "first; example: --model prod=p_prod --model new=p_new")
+    compare_cmd.add_argument("--logits", action="store_true",
+                             help="the model columns hold logits or scores; "
+                                  "example: --models s_prod,s_new --logits")
+    compare_cmd.add_argument("--features", metavar="COL,...", type=column_list, default=(),
+                             help="audit features: the KLCE kernel and the feature slices; "
+                                  "example: --features age,income,race")
+    compare_cmd.add_argument("--groups", metavar="COL,...", type=column_list, default=(),
+                             help="group attributes compared group by group; "
+                                  "example: --groups sex,race")
+    compare_cmd.add_argument("--split", metavar="COL",
+                             help="column with train / calibration / test per row: the test "
+                                  "split is compared; example: --split split")
+    compare_cmd.add_argument("--criteria", metavar="C,...", type=column_list, default=CRITERIA,
+                             help=f"criteria to compare (default all: {', '.join(CRITERIA)}); "
+                                  "example: --criteria brier,log_loss")
+    compare_cmd.add_argument("--fail-on", choices=("worse",), dest="fail_on",
+                             help="exit 1 when the challenger is significantly worse on any "
+                                  "compared criterion, or by Brier score or log loss (when "
+                                  "compared) in any group or slice; "
+                                  "example: --fail-on worse")
+    compare_cmd.add_argument("--alpha", metavar="A", type=float, default=0.05,
+                             help="level of every test (default 0.05); example: --alpha 0.01")
+    compare_cmd.add_argument("--resamples", metavar="B", type=whole_number(2), default=200,
+                             help="paired-bootstrap resamples and KLCE test resamples "
+                                  "(default 200); example: --resamples 1000")
+    compare_cmd.add_argument("--seed", metavar="S", type=whole_number(0), default=0,
+                             help="seed of every resampling step (default 0); example: --seed 7")
+    compare_cmd.add_argument("--formats", metavar="png,svg,pdf,html", type=formats_list,
+                             default=("png", "html"),
+                             help="figure files to write into DIR/figures (default png,html; "
+                                  "without Chromium only html); example: --formats svg")
+    compare_cmd.add_argument(
+        "--out", metavar="DIR", default=Path("calibration-atlas-comparison"), type=Path,
+        help="folder for the report, created if needed (default: "
+             "./calibration-atlas-comparison); example: --out compare-2026-11")
 
 
 # --------------------------------------------------------------------------- progress
@@ -567,6 +659,74 @@ def compute_engine(options: argparse.Namespace, stream: TextIO) -> Iterator[None
             stream.write(f"note: {message}\n")
 
 
+def load_comparison(options: argparse.Namespace) -> tuple[AuditData, CompareSettings]:
+    """The validated table with both models, and the comparison's settings."""
+    if options.models is not None:
+        if len(options.models) != 2:
+            raise ValueError(f"--models names {len(options.models)} column(s); give exactly "
+                             "two, champion first: --models p_prod,p_new.")
+        named = [(c, (c,)) for c in options.models]
+    else:
+        named = list(options.named_models)
+        if len(named) != 2:
+            raise ValueError(f"--model was given {len(named)} time(s); give it exactly twice, "
+                             "champion first: --model prod=p_prod --model new=p_new.")
+    (champion, columns), (challenger, other) = named
+    probs = {"prob": columns[0]} if len(columns) == 1 else {"probs": list(columns)}
+    table = read_table(options.data).frame
+    audit = AuditData.from_frame(
+        table, label=options.label, **probs, logits=options.logits, model=champion,
+        models={challenger: other}, features=list(options.features),
+        groups=list(options.groups), split=options.split, name=options.data.name)
+    unknown = [c for c in options.criteria if c not in CRITERIA]
+    if unknown:
+        raise ValueError(f"--criteria: unknown {', '.join(unknown)}; choose from "
+                         f"{', '.join(CRITERIA)}.")
+    settings = CompareSettings(
+        challenger=challenger, champion=champion, features=tuple(options.features),
+        part="test" if options.split else "all",
+        alpha=check_fraction("--alpha", options.alpha), criteria=tuple(options.criteria),
+        n_resamples=options.resamples, seed=options.seed)
+    return audit, settings
+
+
+def run_compare(options: argparse.Namespace, stream: TextIO) -> int:
+    """The ``compare`` command: compare with a progress bar, print the verdict, write the
+    report; 1 with ``--fail-on worse`` when the challenger is significantly worse."""
+    start = time.perf_counter()
+    audit, settings = load_comparison(options)
+    bar = ProgressBar(stream, "compare")
+    try:
+        result = settings.run(audit, progress=bar)
+    finally:
+        bar.close()
+    bar = ProgressBar(stream, "report ")
+    try:
+        report = build_comparison_report(result, audit, settings, options.formats,
+                                         progress=bar)
+    finally:
+        bar.close()
+        renderer().close()
+    files = write_report(report, options.out)
+    for row in result.table.itertuples():
+        stream.write(f"{row.name}: B - A = {row.difference:+.4g} [{row.ci_low:+.4g}, "
+                     f"{row.ci_high:+.4g}], p = {row.p_value:.4g}\n")
+    stream.write(result.verdict + "\n")
+    for note in report.notes:
+        stream.write(f"note: {note}\n")
+    stream.write(f"Compared {result.n:,} rows of {audit.name}: wrote {len(files)} files to "
+                 f"{options.out} in {time.perf_counter() - start:.1f} s.\n")
+    worse = result.worse()  # the declared criteria: those compared
+    slices = result.worse_slices()
+    slices = slices[slices["criterion"].isin(settings.criteria)]
+    if options.fail_on == "worse" and (worse or not slices.empty):
+        where = [*worse, *(f"slice {s}" for s in slices["slice"].unique()[:5])]
+        stream.write(f"{PROG}: the challenger '{result.challenger}' is significantly worse "
+                     f"({', '.join(where)}); exit status 1 (--fail-on worse).\n")
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 success, 2 bad input, 1 failure).
 
@@ -586,6 +746,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         with compute_engine(options, stream):
             if options.command == "credal":
                 return run_credal(options, stream)
+            if options.command == "compare":
+                return run_compare(options, stream)
             if options.command == "demo":
                 audit, settings, formats = load_demo(DEFAULT_DEMO), AuditSettings(), \
                     DEMO_FORMATS

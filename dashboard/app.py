@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.access import account_sidebar, gate
-from dashboard.components import dataset_card, stored_table_panel
+from dashboard.components import dataset_card, model_picker, stored_table_panel
 from dashboard.compute import apply_engine, engine_sidebar, report_fallback
 from dashboard.guard import run_page
 from dashboard.state import active_audit, active_source, ensure_active, save_settings
@@ -33,6 +33,8 @@ PAGES = [
     st.Page(HERE / "views" / "lce_landscape.py", title="LCE landscape",
             icon=":material/scatter_plot:"),
     st.Page(HERE / "views" / "recalibration.py", title="Recalibration", icon=":material/build:"),
+    st.Page(HERE / "views" / "compare.py", title="Compare models",
+            icon=":material/compare_arrows:"),
     st.Page(HERE / "views" / "ensembles.py", title="Ensembles", icon=":material/stacks:"),
     st.Page(HERE / "views" / "estimators.py", title="Estimators", icon=":material/tune:"),
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
@@ -52,6 +54,7 @@ save_settings()  # the widget values this run starts with, stored with the sessi
 # and nothing drawn after such a page is shown) and redrawn after it, so that a dataset the
 # page just activated shows at once.
 with st.sidebar:
+    model_picker(active_audit())
     card = st.empty()
     engine_sidebar()
     account_sidebar()

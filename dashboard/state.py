@@ -211,6 +211,14 @@ def active_source() -> str:
     return st.session_state[_SOURCE]
 
 
+def set_audited_model(name: str, session: MutableMapping | None = None) -> None:
+    """Audit the active table's prediction set ``name`` on every page (the sidebar's model
+    choice). The dataset's fingerprint changes with the model, so every cached result is the
+    chosen model's."""
+    state = st.session_state if session is None else session
+    state[_AUDIT] = state[_AUDIT].with_model(name)
+
+
 #: Prefix of the Data page's reference-model form widgets (``ref_source_…``, ``ref_label_…``).
 REFERENCE_FORM = "ref_"
 UPLOAD_KEY = "uploaded_table_key"

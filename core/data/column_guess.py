@@ -19,9 +19,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from core.data.features import SPLIT_SPELLINGS
+from core.data.predictions import columns_name_classes, label_strings
 from core.data.table import MAX_LEVELS, is_categorical
 
 LABEL_NAMES = ("label", "y", "target", "outcome", "class", "truth", "y_true", "actual",
@@ -61,6 +63,7 @@ class ColumnGuess:
     members: tuple[str, ...]
     candidates: tuple[str, ...] = ()
     features_note: str | None = None
+    models: tuple[str, ...] = ()
 
 
 def guess_columns(df: pd.DataFrame) -> ColumnGuess:
@@ -83,19 +86,20 @@ def guess_columns(df: pd.DataFrame) -> ColumnGuess:
         probs = tuple(c for c in columns
                       if c != label and c in numeric and LOGIT_PATTERN.match(c))
         logits = bool(probs)
+    probs, models = _separate_models(df, label, probs, logits)
     members = tuple(c for c in columns if c in numeric and MEMBER_PATTERN.match(c)
-                    and c not in probs)
+                    and c not in probs and c not in models)
     split = next((c for c in columns if lowered[c] in SPLIT_NAMES and _looks_like_split(df[c])),
                  None)
 
-    taken = {label, split, *probs, *members}
+    taken = {label, split, *probs, *members, *models}
     candidates = [c for c in columns if c not in taken and not _looks_like_id(df[c])]
     usable = tuple(c for c in candidates if _usable_feature(df[c]))
     groups = tuple(c for c in candidates if _looks_like_group(df[c], lowered[c]))
     protected_groups = tuple(c for c in groups if _protected_word(c))
     features, note = propose_audit_features(usable)
     return ColumnGuess(label, probs, logits, features, protected_groups or groups, split,
-                       members, usable, note)
+                       members, usable, note, models)
 
 
 def _words(name: str) -> list[str]:
@@ -136,6 +140,23 @@ def propose_audit_features(usable: Sequence[str]) -> tuple[tuple[str, ...], str 
         f"Proposed {len(proposal)} of {len(usable)} usable columns as audit features — {why}. "
         f"Left out: {shown}. Add those the audit is about; the kernel test loses power with "
         "every feature added.")
+
+
+def _separate_models(df: pd.DataFrame, label: str | None, probs: tuple[str, ...],
+                     logits: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Several probability columns beside a two-valued label, not named after its classes and
+    not summing to 1 in most rows (``p_prod, p_new``), are binary models, one a column: the
+    first is audited, the others are further prediction sets (``ColumnMapping.models``)."""
+    if logits or len(probs) < 2 or label is None or df[label].nunique() != 2:
+        return probs, ()
+    if columns_name_classes(probs, label_strings(df[label].dropna())):
+        return probs, ()  # p_0, p_1: one model's class columns (validation checks the sums)
+    values = df[list(probs)].apply(pd.to_numeric, errors="coerce")
+    if values.isna().any().any():
+        return probs, ()  # validation names the column that is not a probability
+    summing = np.isclose(values.sum(axis=1), 1.0, atol=1e-3).mean()
+    # most rows off 1: separate models; a few rows off: one model's defect, reported as such
+    return (probs[:1], probs[1:]) if summing < 0.5 else (probs, ())
 
 
 def _looks_like_split(series: pd.Series) -> bool:

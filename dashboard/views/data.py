@@ -12,7 +12,7 @@ from core.data.audit_data import AuditData
 from core.data.column_guess import ColumnGuess, group_member_columns, guess_columns
 from core.data.demo import DEMOS, demo_mapping
 from core.data.leakage import FeatureScreen
-from core.data.mapping import ColumnMapping
+from core.data.mapping import ColumnMapping, model_name
 from core.data.problems import DataError, ValidationNote
 from core.data.public_tables import compas_like_frame
 from core.data.readers import SUPPORTED_SUFFIXES, LoadedTable, check_limits, read_table
@@ -152,12 +152,22 @@ def mapping_form(frame, key: str) -> ColumnMapping:
             "Ensemble member columns (optional)", columns, default=list(guess.members),
             key=f"{key}_members",
         )
+        models = st.multiselect(
+            "Other models' probability columns (optional)", columns,
+            default=list(guess.models), key=f"{key}_models",
+            help="Predictions of other models on the same rows, to compare on the Compare "
+                 "models page or audit instead (sidebar): one column per model for a binary "
+                 "label (named after the column), or one column per class per model, in the "
+                 "class order above, named by their common prefix (b_cat, b_dog → b).",
+        )
     return ColumnMapping(
         label=label, probs=tuple(probs), logits=logits,
         positive=None if positive == AUTOMATIC else positive,
         features=tuple(features), groups=tuple(groups),
         split=None if split == NONE else split,
         members=group_member_columns(members, max(len(probs), 2)),
+        models=tuple((model_name(cols), cols)
+                     for cols in group_member_columns(models, max(len(probs), 2))),
     )
 
 
@@ -220,7 +230,8 @@ def reference_sources() -> dict[str, RawSource]:
         table, key = upload
         sources[f"uploaded: {table.source}"] = raw_source(key, table.frame)
     mapping = demo_mapping("census")
-    raw = cached_demo_frame("census").drop(columns=[*mapping.probs, mapping.split])
+    models = [c for _, columns in mapping.models for c in columns]
+    raw = cached_demo_frame("census").drop(columns=[*mapping.probs, *models, mapping.split])
     sources["demo: census features without the model's predictions"] = RawSource(
         "census", raw, mapping.label, mapping.features, mapping.groups)
     sources["demo: COMPAS-shaped table (generated, the 53 columns of ProPublica's file)"] = \
