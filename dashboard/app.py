@@ -52,9 +52,12 @@ navigation = st.navigation(PAGES)
 save_settings()  # the widget values this run starts with, stored with the session's table
 # The sidebar card is drawn before the page (a page that ends early with st.stop() keeps it,
 # and nothing drawn after such a page is shown) and redrawn after it, so that a dataset the
-# page just activated shows at once.
+# page just activated shows at once. The sidebar's elements keep their places whichever table
+# is active (the model picker sits in a container of its own): an element that moved would be
+# drawn anew, and the Compute engine expander would close under the visitor's hands.
 with st.sidebar:
-    model_picker(active_audit())
+    with st.container():  # always one block, so a table without a picker keeps the layout
+        model_picker(active_audit())
     card = st.empty()
     engine_sidebar()
     account_sidebar()

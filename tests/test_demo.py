@@ -98,9 +98,11 @@ def test_demo_is_reproducible_byte_for_byte(frames, key):
 
 @pytest.mark.parametrize("key", list(demo.DEMOS))
 def test_demo_is_fast(key):
-    start = time.perf_counter()
+    """The demo is built in under 3 s of this process's CPU time (CPU, not wall time: other
+    work on the machine does not count against it)."""
+    start = time.process_time()
     demo.load_demo(key)
-    assert time.perf_counter() - start < 3.0
+    assert time.process_time() - start < 3.0
 
 
 @pytest.mark.parametrize("key", list(demo.DEMOS))
