@@ -7,8 +7,8 @@ seed each, written as Parquet), and drives every session in its own browser cont
 same time: upload, validate, Reliability (waits for the calibration tests), Trust test (the
 aggregated verdict), Export (run the audit, build the report, read the report's fingerprint
 back). Checks that every session completed, that each report names its own table and
-fingerprint and no other session's, and prints the time per session and the server's peak
-resident memory (VmHWM of the server process and its children, from /proc).
+fingerprint and no other session's, and prints the time per session, the server process's peak
+resident memory and the peak PSS of it with its children, and the load average.
 
     .venv/bin/python -m benchmarks.serve_load                # 5 sessions × 100,000 rows
     .venv/bin/python -m benchmarks.serve_load --sessions 2 --rows 20000   # a quick look
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import re
 import sys
 import tempfile
@@ -32,27 +34,34 @@ from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, serve
 
 
 class PeakMemory:
-    """The largest resident memory of a process and its children, sampled every 0.5 s."""
+    """Peak memory of the server, sampled every 0.5 s: the resident memory of the Streamlit
+    process itself, and the proportional set size (PSS) of it and its children together (the
+    static-figure exporter runs Chromium processes; PSS shares their common pages out once
+    instead of counting them in every process, as a sum of resident sizes would)."""
 
     def __init__(self, pid: int) -> None:
-        self.process, self.peak, self.stop = psutil.Process(pid), 0, threading.Event()
+        self.process, self.server, self.tree = psutil.Process(pid), 0, 0
+        self.stop = threading.Event()
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
     def run(self) -> None:
         while not self.stop.is_set():
             try:
-                total = self.process.memory_info().rss + sum(
-                    c.memory_info().rss for c in self.process.children(recursive=True))
-                self.peak = max(self.peak, total)
+                server = self.process.memory_full_info()
+                tree = server.pss
+                for child in self.process.children(recursive=True):
+                    with contextlib.suppress(psutil.Error):  # a child that ended meanwhile
+                        tree += child.memory_full_info().pss
+                self.server, self.tree = max(self.server, server.rss), max(self.tree, tree)
             except psutil.Error:
                 pass
             time.sleep(0.5)
 
-    def close(self) -> int:
+    def close(self) -> tuple[int, int]:
         self.stop.set()
         self.thread.join()
-        return self.peak
+        return self.server, self.tree
 
 
 async def session(browser, url: str, table: Path, index: int, timings: dict) -> dict:
@@ -123,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             results = asyncio.run(drive(url, tables, timings))
         finally:
-            peak = memory.close()
+            server_peak, tree_peak = memory.close()
     wall = time.perf_counter() - start
     crossed = 0
     print(f"{options.sessions} concurrent sessions, {options.rows:,} rows each "
@@ -140,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
               f" | {marks['trust']:.0f} | {marks['export']:.0f} | "
               f"{'yes' if own and not leaked else 'NO: ' + ', '.join(leaked)} |")
     print(f"all {len(results)} sessions completed; results crossing sessions: {crossed}; "
-          f"server peak resident memory {peak / 2**30:.2f} GiB; wall {wall:.0f} s")
+          f"server process peak resident memory {server_peak / 2**30:.2f} GiB, with its "
+          f"children (figure export's Chromium) peak PSS {tree_peak / 2**30:.2f} GiB; "
+          f"wall {wall:.0f} s; load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
     return 0 if crossed == 0 and len(results) == options.sessions else 1
 
 
