@@ -1,17 +1,19 @@
 """Serving to a team, in the system Chromium: two sessions at once never see each other's
 table, results, recalibration comparison, exports or engine; a reload and a server restart
-bring the table, its mapping and its settings back through the URL's token; with sign-in
-configured a visitor sees only the sign-in."""
+bring the table, its mapping, its settings and the audited model back through the URL's
+token; with sign-in configured a visitor sees only the sign-in."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import upload_frame
 from tests.e2e.conftest import free_port, requires_chromium, screenshot, serve
 from tests.e2e.test_browser_upload import upload_through_file_chooser
+from tests.test_compare import two_model_table
 
 pytestmark = [requires_chromium, pytest.mark.e2e]
 ENGINES = {"CALIBRATION_ATLAS_DASK": "lab=tcp://127.0.0.1:9",
@@ -133,6 +135,47 @@ def test_reload_and_restart_bring_back_the_table_mapping_and_settings(browser,
         assert "table=" not in page.url
         page.goto(stored)
         page.get_by_text("is not stored on this server").wait_for()
+    context.close()
+
+
+def model_box(page):
+    return page.locator('[data-testid="stSidebar"]').get_by_role("combobox",
+                                                                 name="Audited model")
+
+
+def test_reload_and_restart_bring_back_the_audited_model(browser, tmp_path) -> None:
+    table = tmp_path / "gamma-models.csv"
+    two_model_table(400).to_csv(table, index=False)
+    port = free_port()
+    context = browser.new_context(viewport={"width": 1400, "height": 2400})
+    page = context.new_page()
+    page.set_default_timeout(300_000)
+    with serve(tmp_path, port=port) as (url, _):
+        page.goto(url)
+        page.get_by_text(DEMO_PREVIEW).wait_for()
+        upload_through_file_chooser(page, table)
+        page.get_by_text("Read 400 rows × 5 columns from gamma-models.csv.").wait_for()
+        page.get_by_role("button", name="Validate and use this table").click()
+        page.get_by_text("Now auditing gamma-models.csv: 400 rows passed validation.").wait_for()
+        page.get_by_text("models: p_prod, p_new").first.wait_for()  # the sidebar card
+        expect(model_box(page)).to_have_value("p_prod")
+        model_box(page).click()
+        page.get_by_role("option", name="p_new").click()
+        settle(page)
+        expect(model_box(page)).to_have_value("p_new")
+        page.reload()
+        settle(page)
+        model_box(page).wait_for()
+        assert "upload: gamma-models.csv" in sidebar_text(page)
+        expect(model_box(page)).to_have_value("p_new")
+        screenshot(page, "team-model-after-reload")
+        stored = page.url
+    with serve(tmp_path, port=port) as (url, _):  # a new server process, the same store
+        page.goto(stored)
+        settle(page)
+        model_box(page).wait_for()
+        assert "upload: gamma-models.csv" in sidebar_text(page)
+        expect(model_box(page)).to_have_value("p_new")
     context.close()
 
 
