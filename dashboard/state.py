@@ -201,9 +201,11 @@ def save_settings() -> None:
         return
     saved = _saved()
     if saved != st.session_state.get(_SAVED):
-        st.session_state[_SAVED] = saved
         with contextlib.suppress(OSError):  # else it stays stored with earlier settings
             table_store().save_settings(token, saved)
+        # only once written: a run stopped by a newer widget change before the write (a
+        # Streamlit call can raise the rerun) leaves the next run to write it
+        st.session_state[_SAVED] = saved
     if st.query_params.get(QUERY_KEY) != token:
         st.query_params[QUERY_KEY] = token
 
