@@ -2,7 +2,8 @@
 census demo's planted group is found.
 
     .venv/bin/python -m benchmarks.compare_study [--reps 1000] [--power-reps 1000]
-        [--demo-seeds 50] [--n 2000] [--resamples 200] [--squared-reps 500]
+        [--demo-seeds 50] [--n 2000] [--resamples 200]
+        [--squared-reps 1000] [--squared-side-reps 400]
 
 Squared calibration errors (``--squared-reps``): the level of the ECE², smooth ECE² and KLCE²
 difference tests (studentised wild bootstrap, ``core.compare.squared_errors``) in three nulls
@@ -81,10 +82,9 @@ def level(features: str, reps: int, n: int, resamples: int,
 SQUARED = ("ece", "smooth_ece", "klce")
 #: The nulls of the squared-error study and the criteria that are nulls in each.
 NULLS = {
-    "two exchangeable calibrated models": (lambda n, seed: exchangeable_pair(n, seed), CRITERIA),
-    "both calibrated, different sharpness": (lambda n, seed: sharpness_pair(n, seed), SQUARED),
-    "equally miscalibrated, opposite directions": (lambda n, seed: opposite_pair(n, seed),
-                                                   CRITERIA),
+    "two exchangeable calibrated models": (exchangeable_pair, CRITERIA),
+    "both calibrated, different sharpness": (sharpness_pair, SQUARED),
+    "equally miscalibrated, opposite directions": (opposite_pair, CRITERIA),
 }
 
 
