@@ -67,7 +67,7 @@ Candidates measured and not kept (``benchmarks/compare_candidates.py``, README *
 models*): the paired swap (randomisation) test — exact when the two models' predictions are
 exchangeable given the row, but when both are equally miscalibrated in *different* ways
 (one over-, one under-confident) the swapped models are nearly calibrated and its null far too
-narrow: it rejected 0.34 (ECE²) and 0.74 (KLCE²) at α = 0.05; the wild bootstrap alone (no
+narrow: it rejected 0.34 (ECE²) and 0.75 (KLCE²) at α = 0.05; the wild bootstrap alone (no
 linear part) fails the same way; the studentised wild bootstrap without the linear part is
 exact for calibrated models but rejected 0.09–0.15 for equally miscalibrated ones; with the
 linear part but without the shrinkage it held its level everywhere but rejected only 0.015
