@@ -3,6 +3,15 @@ census demo's planted group is found.
 
     .venv/bin/python -m benchmarks.compare_study [--reps 1000] [--power-reps 1000]
         [--demo-seeds 50] [--n 2000] [--resamples 200]
+        [--squared-reps 1000] [--squared-side-reps 400]
+
+Squared calibration errors (``--squared-reps``): the level of the ECE², smooth ECE² and KLCE²
+difference tests (studentised wild bootstrap, ``core.compare.squared_errors``) in three nulls
+— two exchangeable calibrated models (``exchangeable_pair``), two calibrated models of
+different sharpness (``sharpness_pair``) and two models equally miscalibrated in opposite
+directions (``opposite_pair``; the Brier and log-loss differences are nulls there too) — and
+their power against an overconfident challenger (``worse_pair``, temperatures 1.25 and 1.5),
+at n rows, B draws, α = 0.05.
 
 Level: two exchangeable calibrated models (``core.compare.simulate.exchangeable_pair``: both
 the conditional expectation of the truth given independent information of equal size), at
@@ -30,7 +39,13 @@ import time
 import numpy as np
 
 from core.compare import CRITERIA, compare_audit, compare_models
-from core.compare.simulate import better_pair, exchangeable_pair
+from core.compare.simulate import (
+    better_pair,
+    exchangeable_pair,
+    opposite_pair,
+    sharpness_pair,
+    worse_pair,
+)
 from core.data.audit_data import AuditData
 from core.data.demo import CHALLENGER_GROUP, census_simulation, demo_mapping
 
@@ -64,6 +79,58 @@ def level(features: str, reps: int, n: int, resamples: int,
     return {k: v / reps for k, v in counts.items()}
 
 
+SQUARED = ("ece", "smooth_ece", "klce")
+#: The nulls of the squared-error study and the criteria that are nulls in each.
+NULLS = {
+    "two exchangeable calibrated models": (exchangeable_pair, CRITERIA),
+    "both calibrated, different sharpness": (sharpness_pair, SQUARED),
+    "equally miscalibrated, opposite directions": (opposite_pair, CRITERIA),
+}
+
+
+def squared_rates(make, reps: int, n: int, resamples: int, criteria: tuple[str, ...],
+                  sign: int = 0) -> dict[str, float]:
+    """Share of ``reps`` data sets ``make(n, seed)`` in which each criterion's test rejects at
+    α (``sign`` +1: only rejections with the challenger worse)."""
+    counts = dict.fromkeys(criteria, 0)
+    for rep in range(reps):
+        y, models, X, _ = make(n, 20_000 + rep)
+        result = compare_models(y, models, X, n_resamples=resamples, seed=rep,
+                                criteria=criteria)
+        for row in result.table.itertuples():
+            counts[row.criterion] += row.p_value <= ALPHA and (sign == 0 or
+                                                               sign * row.difference > 0)
+    return {k: v / reps for k, v in counts.items()}
+
+
+def squared_study(reps: int, side_reps: int, n: int, resamples: int) -> None:
+    """The first null with ``reps`` data sets, the others and the power with ``side_reps``."""
+    start = time.perf_counter()
+    counts = {name: reps if k == 0 else side_reps for k, name in enumerate(NULLS)}
+    print(f"Squared calibration errors at α = {ALPHA}: n = {n:,}, B = {resamples}, data sets "
+          f"per column {', '.join(map(str, counts.values()))} (rate ± binomial SE)\n", flush=True)
+    columns = {name: squared_rates(make, counts[name], n, resamples, criteria)
+               for name, (make, criteria) in NULLS.items()}
+    print("| test | " + " | ".join(NULLS) + " |")
+    print("|---" + "|---:" * len(NULLS) + "|")
+    for criterion in CRITERIA:
+        cells = [cell(columns[name][criterion], counts[name]) if criterion in columns[name]
+                 else "— (not a null)" for name in NULLS]
+        print(f"| {criterion} | " + " | ".join(cells) + " |")
+    print(f"\n({time.perf_counter() - start:.0f} s)\n", flush=True)
+    start = time.perf_counter()
+    print(f"Power: challenger overconfident (logit × temperature), champion calibrated, "
+          f"n = {n:,}, {side_reps} data sets; share rejected with B worse\n", flush=True)
+    print("| temperature | " + " | ".join(SQUARED) + " |")
+    print("|---:" + "|---:" * len(SQUARED) + "|")
+    for temperature in (1.25, 1.5):
+        rates = squared_rates(lambda n_, seed, t=temperature: worse_pair(n_, seed, t),
+                              side_reps, n, resamples, SQUARED, sign=1)
+        print(f"| {temperature} | " + " | ".join(cell(rates[c], side_reps) for c in SQUARED)
+              + " |", flush=True)
+    print(f"\n({time.perf_counter() - start:.0f} s)\n")
+
+
 def power(reps: int, n: int, nested: bool = True) -> dict[str, float]:
     counts = {"brier": 0, "log_loss": 0}
     for rep in range(reps):
@@ -85,7 +152,7 @@ def demo(seeds: int, resamples: int) -> dict[str, float]:
         worse = set(result.worse_slices()["slice"])
         counts["Asian group flagged worse"] += f"{CHALLENGER_GROUP[0]} = Asian" in worse
         counts["another race group flagged worse"] += any(
-            s.startswith("race = ") and "&" not in s and s != "race = Asian" for s in worse)
+            s.startswith("race = ") and "∧" not in s and s != "race = Asian" for s in worse)
         brier = result.table.set_index("criterion").loc["brier"]
         counts["global Brier significantly better"] += (
             brier.p_value <= ALPHA and brier.difference < 0)
@@ -99,11 +166,19 @@ def main() -> None:
     parser.add_argument("--demo-seeds", type=int, default=50)
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--resamples", type=int, default=200)
+    parser.add_argument("--squared-reps", type=int, default=0,
+                        help="data sets of the squared-error study's exchangeable null (0: skip)")
+    parser.add_argument("--squared-side-reps", type=int, default=None,
+                        help="data sets of its other nulls and of its power rows (default: as "
+                             "--squared-reps)")
     parser.add_argument("--criteria", default=",".join(CRITERIA),
                         help="criteria of the level study (the slices are always compared)")
     args = parser.parse_args()
     criteria = tuple(args.criteria.split(","))
 
+    if args.squared_reps:
+        squared_study(args.squared_reps, args.squared_side_reps or args.squared_reps, args.n,
+                      args.resamples)
     if args.reps:
         print(f"Level at α = {ALPHA}: two exchangeable calibrated models, n = {args.n:,}, "
               f"B = {args.resamples}, {args.reps} data sets (rate ± binomial SE)\n")

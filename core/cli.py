@@ -342,7 +342,7 @@ def add_compare_command(commands) -> None:
     compare_cmd = commands.add_parser(
         "compare", help="compare a challenger model with a champion on the same rows",
         description="Champion against challenger: paired tests of Brier score, log loss, "
-                    "ECE, smooth ECE and KLCE², per group and per slice.",
+                    "ECE², smooth ECE² and KLCE², per group and per slice.",
         epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     compare_cmd.add_argument("data", metavar="DATA", type=Path,
                              help="CSV, TSV or Parquet file with both models' predictions; "
@@ -381,7 +381,8 @@ def add_compare_command(commands) -> None:
     compare_cmd.add_argument("--alpha", metavar="A", type=float, default=0.05,
                              help="level of every test (default 0.05); example: --alpha 0.01")
     compare_cmd.add_argument("--resamples", metavar="B", type=whole_number(2), default=200,
-                             help="paired-bootstrap resamples and KLCE test resamples "
+                             help="wild-bootstrap draws of the ECE², smooth ECE² and KLCE² "
+                                  "tests and KLCE test resamples "
                                   "(default 200); example: --resamples 1000")
     compare_cmd.add_argument("--seed", metavar="S", type=whole_number(0), default=0,
                              help="seed of every resampling step (default 0); example: --seed 7")

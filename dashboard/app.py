@@ -52,12 +52,15 @@ navigation = st.navigation(PAGES)
 save_settings()  # the widget values this run starts with, stored with the session's table
 # The sidebar card is drawn before the page (a page that ends early with st.stop() keeps it,
 # and nothing drawn after such a page is shown) and redrawn after it, so that a dataset the
-# page just activated shows at once. The sidebar's elements keep their places whichever table
-# is active (the model picker sits in a container of its own): an element that moved would be
-# drawn anew, and the Compute engine expander would close under the visitor's hands.
+# page just activated shows at once; so is the model picker when the page activated another
+# table (its widget key is the table's, so no key repeats in one run). The sidebar's elements
+# keep their places whichever table is active (the model picker sits in a placeholder of its
+# own): an element that moved would be drawn anew, and the Compute engine expander would
+# close under the visitor's hands.
 with st.sidebar:
-    with st.container():  # always one block, so a table without a picker keeps the layout
-        model_picker(active_audit())
+    picker = st.empty()  # always one block, so a table without a picker keeps the layout
+    with picker.container():
+        model_picker(shown := active_audit())
     card = st.empty()
     engine_sidebar()
     account_sidebar()
@@ -65,6 +68,9 @@ with card.container():
     dataset_card(active_audit(), active_source())
     stored_table_panel()
 run_page(navigation.run, navigation.title, active_source)
+if active_audit().name != shown.name or active_audit().model_names != shown.model_names:
+    with picker.container():  # the page activated another table: its models, at once
+        model_picker(active_audit())
 with card.container():
     dataset_card(active_audit(), active_source())
     stored_table_panel(key="forget_table_after")

@@ -3,8 +3,9 @@
 Pages read the dataset with :func:`active_audit` and never rebuild it; the Data page replaces
 it with :func:`set_active`. On a fresh session the default demo is loaded, so every page works
 before anything is uploaded — unless the page's URL carries the token of a stored table
-(:mod:`dashboard.workspace`): then that table, its mapping, the page settings and the engine
-saved with it come back, after a browser reload as after a server restart.
+(:mod:`dashboard.workspace`): then that table, its mapping, the page settings, the engine
+and the audited model saved with it come back, after a browser reload as after a server
+restart.
 """
 
 from __future__ import annotations
@@ -118,10 +119,13 @@ def restore_table() -> bool:
             "The table this link named is not stored on this server (forgotten, older than "
             "the retention, or never stored here); the demo is shown instead.")
         return False
+    saved = stored.settings
+    model = saved.get("model")
+    if isinstance(model, str) and model in audit.model_names and model != audit.model:
+        audit = audit.with_model(model)  # the sidebar's "Audited model", as it was left
     st.session_state[_AUDIT] = audit
     st.session_state[_SOURCE] = stored.recipe.source
     st.session_state[_TOKEN] = stored.token
-    saved = stored.settings
     st.session_state[_SAVED] = saved
     for key, value in saved.get("widgets", {}).items():
         if key in SAVED_WIDGETS:
@@ -172,8 +176,8 @@ def _plain(value: object) -> object:
 
 
 def _saved() -> dict:
-    """The settings stored with the table: the page widgets' latest values and the
-    engine."""
+    """The settings stored with the table: the page widgets' latest values, the engine and,
+    for a table with several prediction sets, the audited model."""
     saved = dict(st.session_state.get(_SAVED, {}))
     widgets = dict(saved.get("widgets", {}))
     for key in SAVED_WIDGETS:
@@ -183,6 +187,9 @@ def _saved() -> dict:
     saved["widgets"] = widgets
     engine = st.session_state.get(_ENGINE)
     saved["engine"] = engine if isinstance(engine, str) else None
+    audit = st.session_state.get(_AUDIT)
+    several = audit is not None and len(audit.model_names) > 1
+    saved["model"] = audit.model if several else None
     return saved
 
 
@@ -194,9 +201,11 @@ def save_settings() -> None:
         return
     saved = _saved()
     if saved != st.session_state.get(_SAVED):
-        st.session_state[_SAVED] = saved
         with contextlib.suppress(OSError):  # else it stays stored with earlier settings
             table_store().save_settings(token, saved)
+        # only once written: a run stopped by a newer widget change before the write (a
+        # Streamlit call can raise the rerun) leaves the next run to write it
+        st.session_state[_SAVED] = saved
     if st.query_params.get(QUERY_KEY) != token:
         st.query_params[QUERY_KEY] = token
 
@@ -217,6 +226,8 @@ def set_audited_model(name: str, session: MutableMapping | None = None) -> None:
     chosen model's."""
     state = st.session_state if session is None else session
     state[_AUDIT] = state[_AUDIT].with_model(name)
+    if session is None:
+        save_settings()  # the choice is stored with the table and survives a reload
 
 
 #: Prefix of the Data page's reference-model form widgets (``ref_source_…``, ``ref_label_…``).

@@ -16,8 +16,9 @@ def test_compare_page_on_the_census_demo() -> None:
     verdict = at.error[0].value  # the challenger is worse somewhere: a red verdict
     assert "better on Brier score" in verdict and "race = Asian" in verdict
     differences = at.dataframe[0].value
-    assert list(differences["criterion"]) == ["Brier score", "log loss",
-                                              "ECE (equal-width bins)", "smooth ECE", "KLCE²"]
+    assert list(differences["criterion"]) == [
+        "Brier score", "log loss", "ECE² (equal-width bins, debiased)", "smooth ECE² (debiased)",
+        "KLCE²"]
     worse = at.dataframe[2].value
     assert "race = Asian" in set(worse["slice"])
     at.radio(key="cmp_dumbbell").set_value("log_loss").run()

@@ -11,10 +11,12 @@ criterion      paired inference
 =============  ===========================================================================
 brier          Diebold–Mariano z test of the per-row Brier terms (:mod:`.paired`)
 log_loss       Diebold–Mariano z test of the per-row log losses (clipped at 1e−15)
-ece            paired bootstrap of rows, the same equal-width bins for both (:mod:`.resampled`)
-smooth_ece     paired bootstrap of rows, each model's fixed-point σ
-klce           paired bootstrap of the KLCE² U-statistics with one kernel; beside it each
-               model's own KLCE test of local calibration (consistency-combined null)
+ece            debiased ECE² (U-statistic over pairs of rows, the same equal-width bins for
+               both), studentised wild bootstrap of the difference (:mod:`.squared_errors`)
+smooth_ece     smooth ECE² (the squared L2 norm of the smoothed residual, each model's
+               fixed-point σ), the same test
+klce           KLCE² U-statistics with one kernel, the same test; beside it each model's own
+               KLCE test of local calibration (consistency-combined null)
 =============  ===========================================================================
 
 Per group and per slice: the Brier and log-loss differences in every slice of
@@ -34,8 +36,13 @@ import numpy as np
 import pandas as pd
 
 from core.compare.paired import PairedDifference, diebold_mariano, score_rows
-from core.compare.resampled import binned_differences, klce_difference
 from core.compare.slices import MIN_SLICE_ROWS, slice_differences, slice_family
+from core.compare.squared_errors import (
+    bin_kernel,
+    gaussian_kernel,
+    smooth_points,
+    squared_error_difference,
+)
 from core.data.validation import (
     check_count,
     check_fraction,
@@ -46,18 +53,20 @@ from core.kernels.resampling import row_sample
 from core.kernels.spec import KernelSpec, inputs_for
 from core.metrics.binned import reliability_table
 from core.metrics.scores import confidence_outcome_of, default_notion
+from core.metrics.smooth import smooth_ece_of
 from core.stattests.klce import klce_test
 
 #: Every criterion, in table order; all are losses (lower is better).
 CRITERIA = ("brier", "log_loss", "ece", "smooth_ece", "klce")
 #: Display names.
 CRITERION_NAMES = {
-    "brier": "Brier score", "log_loss": "log loss", "ece": "ECE (equal-width bins)",
-    "smooth_ece": "smooth ECE", "klce": "KLCE²",
+    "brier": "Brier score", "log_loss": "log loss", "ece": "ECE² (equal-width bins, debiased)",
+    "smooth_ece": "smooth ECE² (debiased)", "klce": "KLCE²",
 }
 #: Criteria compared per group and per slice (means of per-row scores).
 SLICE_CRITERIA = ("brier", "log_loss")
-#: Most rows the KLCE criterion is computed on (a seeded uniform sample beyond).
+#: Most rows the kernel criteria (smooth ECE², KLCE²) are computed on (a seeded uniform
+#: sample beyond).
 KLCE_ROWS = 20_000
 TABLE_COLUMNS = ("criterion", "name", "value_a", "value_b", "difference", "ci_low", "ci_high",
                  "p_value", "std_error", "variance", "method")
@@ -204,14 +213,15 @@ def compare_models(
     n_bins
         Equal-width bins of the ECE and the reliability tables.
     n_resamples, seed
-        Paired-bootstrap resamples (ECE, smooth ECE, KLCE²) and the KLCE tests' resamples;
-        the seed of all resampling.
+        Wild-bootstrap draws of the squared-error tests (ECE², smooth ECE², KLCE²) and the
+        KLCE tests' resamples; the seed of all resampling.
     spec
         Kernel settings of the KLCE (bandwidths resolved on the champion, used for both);
         for a multiclass problem ``spec.class_index`` picks the class (default: the most
         frequent label).
     klce_rows
-        KLCE on at most this many rows (a seeded uniform sample beyond).
+        The kernel criteria (smooth ECE², KLCE²) on at most this many rows (a seeded uniform
+        sample beyond).
     min_slice_rows
         Smallest slice tested.
     progress
@@ -237,20 +247,28 @@ def compare_models(
     for criterion in ("brier", "log_loss"):
         if criterion in criteria:
             rows[criterion] = diebold_mariano(*scores[criterion], alpha)
-    if {"ece", "smooth_ece"} & set(criteria):
-        report(0.05, "Bootstrapping the ECE and smooth-ECE differences…")
-        binned = binned_differences(
-            pairs[0], pairs[1], n_bins, n_resamples, seed, alpha,
-            lambda f, m: report(0.05 + 0.45 * f, m))
-        rows.update({k: v for k, v in binned.items() if k in criteria})
+    residuals = [outcome - conf for conf, outcome in pairs]
+    if "ece" in criteria:
+        report(0.05, "Testing the ECE² difference…")
+        rows["ece"] = squared_error_difference(
+            bin_kernel(pairs[0][0], pairs[1][0], n_bins), *residuals, n_resamples, seed,
+            alpha, "ECE²")
+    kernel_rows = row_sample(n, check_count("klce_rows", klce_rows, 3), seed or 0)
+    if "smooth_ece" in criteria:
+        report(0.2, "Testing the smooth ECE² difference (tile engine)…")
+        smooth = [smooth_points(conf[kernel_rows], smooth_ece_of(conf, outcome)[1])
+                  for conf, outcome in pairs]
+        rows["smooth_ece"] = squared_error_difference(
+            gaussian_kernel(smooth[0][0], smooth[1][0], smooth[0][1], smooth[1][1]),
+            *(e[kernel_rows] for e in residuals), n_resamples, seed, alpha, "smooth ECE²")
     klce_tests = pd.DataFrame(columns=["model", "klce", "p_value", "null"])
     parameters: dict = {"n_bins": n_bins, "bins": "equal-width, shared by both models",
                         "notion": notion, "n_resamples": n_resamples, "seed": seed,
                         "criteria": tuple(criteria), "min_slice_rows": min_slice_rows}
     if "klce" in criteria:
-        report(0.5, "Computing both models' KLCE² and their paired bootstrap…")
+        report(0.5, "Testing the KLCE² difference and each model's KLCE (tile engine)…")
         rows["klce"], klce_tests, klce_parameters = _klce(
-            probs, labels, X, spec, klce_rows, n_resamples, seed, alpha, names)
+            probs, labels, X, spec, kernel_rows, n_resamples, seed, alpha, names)
         parameters.update(klce_parameters)
 
     table = pd.DataFrame([
@@ -258,9 +276,9 @@ def compare_models(
         for c in CRITERIA if c in rows], columns=list(TABLE_COLUMNS))
 
     report(0.85, "Comparing the models group by group and slice by slice…")
-    family = slice_family(group_frame, frame, n, min_slice_rows)
+    compared = slice_family(group_frame, frame, min_slice_rows)
     bias = [o - c for c, o in pairs]
-    slice_table, critical = slice_differences(family, scores, *bias, alpha, seed)
+    slice_table, critical = slice_differences(compared, scores, *bias, alpha, seed)
     reliability = {name: reliability_table(p, labels, n_bins=n_bins, strategy="uniform",
                                            notion=notion)
                    for name, p in zip(names, probs, strict=True)}
@@ -270,20 +288,21 @@ def compare_models(
         parameters=parameters,
     )
     report(1.0, "Comparison done.")
-    return _with_verdict(result, len(family.names))
+    return _with_verdict(result, int(compared.tested.size))
 
 
-def _klce(probs, labels, X, spec, klce_rows, n_resamples, seed, alpha, names):
-    """The KLCE² difference and each model's KLCE test, on at most ``klce_rows`` rows."""
+def _klce(probs, labels, X, spec, rows, n_resamples, seed, alpha, names):
+    """The KLCE² difference and each model's KLCE test, on the kernel criteria's ``rows``."""
     spec = spec or KernelSpec()
     if probs[0].ndim == 2 and probs[0].shape[1] > 2 and spec.class_index is None:
         spec = KernelSpec(spec.prob_bandwidth, spec.feature_bandwidth, spec.standardize,
                           int(np.argmax(np.bincount(labels))))
-    rows = row_sample(labels.shape[0], check_count("klce_rows", klce_rows, 3), seed or 0)
     Xs = None if X is None else X[rows]
     inputs_a = inputs_for(probs[0][rows], labels[rows], Xs, spec)
     inputs_b = inputs_for(probs[1][rows], labels[rows], Xs, inputs_a.spec)
-    difference = klce_difference(inputs_a, inputs_b, n_resamples, seed, alpha)
+    difference = squared_error_difference(
+        gaussian_kernel(inputs_a.points, inputs_b.points), inputs_a.residuals,
+        inputs_b.residuals, n_resamples, seed, alpha, "KLCE²")
     tests = []
     for name, p in zip(names, probs, strict=True):
         test = klce_test(p[rows], labels[rows], Xs, spec=inputs_a.spec,

@@ -19,6 +19,9 @@ conditional expectation of the truth given what it sees, hence exactly calibrate
   (``s_u = 1``), B sees only v, with ``s_v > 1`` chosen so that
   ``E[Var(q | u)] − E[Var(q | v)] = gap`` — their errors are far less correlated, the harder
   case for a paired test.
+* :func:`sharpness_pair`: both calibrated, A sharper than B (not exchangeable).
+* :func:`opposite_pair`: equal calibration errors, A over- and B under-predicting.
+* :func:`worse_pair`: the challenger overconfident (its calibration error larger).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 from scipy.optimize import brentq
-from scipy.special import erfinv, expit
+from scipy.special import erfinv, expit, logit
 
 INTERCEPT = -0.5
 SCALE = 1.0
@@ -36,9 +39,10 @@ _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(48)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
 
 
-def _expected_truth(seen: np.ndarray, unseen_sd: float) -> np.ndarray:
+def _expected_truth(seen: np.ndarray, unseen_sd: float, intercept: float = INTERCEPT
+                    ) -> np.ndarray:
     """``E[sigmoid(c + seen + t)]`` for ``t ~ N(0, unseen_sd²)`` (Gauss–Hermite)."""
-    return expit(INTERCEPT + seen[:, None] + unseen_sd * _NODES[None, :]) @ _WEIGHTS
+    return expit(intercept + seen[:, None] + unseen_sd * _NODES[None, :]) @ _WEIGHTS
 
 
 def _groups(n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -107,3 +111,42 @@ def better_pair(n: int, seed: int, gap: float = 0.005, nested: bool = True
     y = (rng.random(n) < truth).astype(np.int64)
     models = {"A": _expected_truth(u, sd), "B": truth}
     return y, models, rng.standard_normal((n, 1)), _groups(n, rng)
+
+
+def sharpness_pair(n: int, seed: int, sharp_sd: float = 1.4, blunt_sd: float = 0.7
+                   ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, pd.DataFrame]:
+    """Both calibrated, different sharpness — a realistic champion and challenger: the truth's
+    logit is ``c + u + v`` with ``u ~ N(0, sharp_sd²)``, ``v ~ N(0, blunt_sd²)``; A sees u
+    (the sharper model: its predictions spread wider), B sees v. Both are conditional
+    expectations of the truth, so both calibration errors are 0, but (A, B) is not
+    exchangeable and a biased estimator of the calibration error (plug-in ECE) differs
+    between them. The audit feature is unrelated to everything."""
+    rng = np.random.default_rng(seed)
+    u, v = sharp_sd * rng.standard_normal(n), blunt_sd * rng.standard_normal(n)
+    y = (rng.random(n) < expit(INTERCEPT + u + v)).astype(np.int64)
+    models = {"A": _expected_truth(u, blunt_sd), "B": _expected_truth(v, sharp_sd)}
+    return y, models, rng.standard_normal((n, 1)), _groups(n, rng)
+
+
+def opposite_pair(n: int, seed: int, shift: float = 0.4
+                  ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, pd.DataFrame]:
+    """Equally miscalibrated in opposite directions: intercept 0, A sees u and B sees v
+    (``s_u = s_v``) as in :func:`exchangeable_pair`, then A's logit is raised by ``shift`` and
+    B's lowered by it. The map ``(u, v, y) → (−u, −v, 1 − y)`` carries A's predictions to
+    one minus B-type predictions, so every symmetric calibration error (equal-width bins
+    symmetric about ½, a Gaussian kernel) is the same for both, yet the two are miscalibrated
+    in different ways and are not exchangeable — the null where a swap test fails."""
+    rng = np.random.default_rng(seed)
+    u, v = SCALE * rng.standard_normal(n), SCALE * rng.standard_normal(n)
+    y = (rng.random(n) < expit(u + v)).astype(np.int64)
+    a, b = _expected_truth(u, SCALE, 0.0), _expected_truth(v, SCALE, 0.0)
+    models = {"A": expit(logit(a) + shift), "B": expit(logit(b) - shift)}
+    return y, models, rng.standard_normal((n, 1)), _groups(n, rng)
+
+
+def worse_pair(n: int, seed: int, temperature: float = 1.5
+               ) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray, pd.DataFrame]:
+    """The challenger's calibration error is larger: the pair of :func:`exchangeable_pair`
+    with B's logit multiplied by ``temperature`` (> 1: overconfident), A calibrated."""
+    y, models, X, groups = exchangeable_pair(n, seed)
+    return y, {"A": models["A"], "B": expit(temperature * logit(models["B"]))}, X, groups

@@ -64,7 +64,7 @@ with st.form("compare_form"):
     criteria = c4.multiselect("Criteria", CRITERIA, default=list(CRITERIA), key="cmp_criteria",
                               format_func=CRITERION_NAMES.get)
     alpha = c5.select_slider("Level α", (0.01, 0.05, 0.1), value=0.05, key="cmp_alpha")
-    n_resamples = c6.select_slider("Bootstrap resamples B", (100, 200, 500, 1000), value=200,
+    n_resamples = c6.select_slider("Bootstrap draws B", (100, 200, 500, 1000), value=200,
                                    key="cmp_b")
     seed = c7.number_input("Seed", 0, 10_000, 0, key="cmp_seed")
     st.form_submit_button("Compare", type="primary")
@@ -96,9 +96,11 @@ st.dataframe(result.table[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS), wi
                  ("champion (A)", "challenger (B)", "B − A", "CI low", "CI high", "p-value")})
 st.caption(f"Intervals are {1 - alpha:.0%} intervals; every criterion is a loss, so a negative "
            "difference favours the challenger. Brier and log loss: Diebold–Mariano test of the "
-           "per-row differences (rows independent, no lag window). ECE (the same "
-           f"{result.parameters['n_bins']} equal-width bins for both), smooth ECE and KLCE²: "
-           "paired bootstrap of rows. Measured levels and power: README, *Comparing models*.")
+           "per-row differences (rows independent, no lag window). ECE² (debiased, the same "
+           f"{result.parameters['n_bins']} equal-width bins for both), smooth ECE² and KLCE²: "
+           "unbiased squared calibration errors (0 for a calibrated model, however sharp), "
+           "their difference tested by a studentised wild bootstrap. Measured levels and "
+           "power: README, *Comparing models*.")
 chart(differences_figure(result.table, result.alpha), key="cmp_differences", caption=caption,
       title="Paired differences")
 if not result.klce_tests.empty:

@@ -1,17 +1,22 @@
 """Serving to a team, in the system Chromium: two sessions at once never see each other's
 table, results, recalibration comparison, exports or engine; a reload and a server restart
-bring the table, its mapping and its settings back through the URL's token; with sign-in
-configured a visitor sees only the sign-in."""
+bring the table, its mapping, its settings and the audited model back through the URL's
+token; with sign-in configured a visitor sees only the sign-in."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
+import time
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.conftest import upload_frame
 from tests.e2e.conftest import free_port, requires_chromium, screenshot, serve
 from tests.e2e.test_browser_upload import upload_through_file_chooser
+from tests.test_compare import two_model_table
 
 pytestmark = [requires_chromium, pytest.mark.e2e]
 ENGINES = {"CALIBRATION_ATLAS_DASK": "lab=tcp://127.0.0.1:9",
@@ -37,6 +42,25 @@ def sidebar_text(page) -> str:
 def bins_slider(page):
     slider = page.locator('[data-testid="stSlider"]').filter(has_text="Bins")
     return slider.locator("input[type=range]")
+
+
+def tall_page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 2400})
+    page = context.new_page()
+    page.set_default_timeout(300_000)
+    return context, page
+
+
+def use_upload(page, url: str, table, shape: str) -> None:
+    """Open the app, upload ``table`` and make it active; ``shape`` as the reader says it
+    (``300 rows × 4 columns``)."""
+    page.goto(url)
+    page.get_by_text(DEMO_PREVIEW).wait_for()
+    upload_through_file_chooser(page, table)
+    page.get_by_text(f"Read {shape} from {table.name}.").wait_for()
+    page.get_by_role("button", name="Validate and use this table").click()
+    rows = shape.split(" × ")[0]
+    page.get_by_text(f"Now auditing {table.name}: {rows} passed validation.").wait_for()
 
 
 def test_two_sessions_at_once_never_see_each_others_work(browser, tmp_path) -> None:
@@ -92,21 +116,38 @@ def test_two_sessions_at_once_never_see_each_others_work(browser, tmp_path) -> N
         bob_context.close()
 
 
+def stored_widget(folder, key: str, value, seconds: float = 60.0) -> None:
+    """Wait until the server's store holds ``value`` for the widget ``key`` (a slider's last
+    value reaches the server a moment after the browser shows it)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for meta in (folder / "tables").glob("*/meta.json"):
+            with contextlib.suppress(OSError, ValueError):
+                if json.loads(meta.read_text())["settings"]["widgets"].get(key) == value:
+                    return
+        time.sleep(0.2)
+    raise AssertionError(f"the store never held {key} = {value!r}")
+
+
+def model_box(page):
+    return page.locator('[data-testid="stSidebar"]').get_by_role("combobox",
+                                                                 name="Audited model")
+
+
 def test_reload_and_restart_bring_back_the_table_mapping_and_settings(browser,
                                                                       tmp_path) -> None:
-    table = tmp_path / "beta-audit.csv"
-    upload_frame(n=300, seed=5).to_csv(table, index=False)
+    table = tmp_path / "beta-audit.csv"  # two prediction sets: p_prod and p_new
+    two_model_table(300).to_csv(table, index=False)
     port = free_port()
-    context = browser.new_context(viewport={"width": 1400, "height": 2400})
-    page = context.new_page()
-    page.set_default_timeout(300_000)
+    context, page = tall_page(browser)
     with serve(tmp_path, port=port) as (url, _):
-        page.goto(url)
-        page.get_by_text(DEMO_PREVIEW).wait_for()
-        upload_through_file_chooser(page, table)
-        page.get_by_text("Read 300 rows × 4 columns from beta-audit.csv.").wait_for()
-        page.get_by_role("button", name="Validate and use this table").click()
-        page.get_by_text("Now auditing beta-audit.csv: 300 rows passed validation.").wait_for()
+        use_upload(page, url, table, "300 rows × 5 columns")
+        page.get_by_text("models: p_prod, p_new").first.wait_for()  # the sidebar card
+        expect(model_box(page)).to_have_value("p_prod")
+        model_box(page).click()
+        page.get_by_role("option", name="p_new").click()
+        settle(page)
+        expect(model_box(page)).to_have_value("p_new")
         open_page(page, "Reliability")
         slider = bins_slider(page)
         slider.wait_for()
@@ -115,11 +156,13 @@ def test_reload_and_restart_bring_back_the_table_mapping_and_settings(browser,
             slider.press("ArrowRight")
         settle(page)
         assert bins_slider(page).get_attribute("aria-valuetext") == "20"
+        stored_widget(tmp_path, "rel_bins", 20)  # the slider's last run has stored it
         page.reload()
         settle(page)
         bins_slider(page).wait_for()
         assert "upload: beta-audit.csv" in sidebar_text(page)
         assert bins_slider(page).get_attribute("aria-valuetext") == "20"
+        expect(model_box(page)).to_have_value("p_new")  # the audited model came back too
         screenshot(page, "team-after-reload")
         stored = page.url
     with serve(tmp_path, port=port) as (url, _):  # a new server process, the same store
@@ -128,6 +171,7 @@ def test_reload_and_restart_bring_back_the_table_mapping_and_settings(browser,
         bins_slider(page).wait_for()
         assert "upload: beta-audit.csv" in sidebar_text(page)
         assert bins_slider(page).get_attribute("aria-valuetext") == "20"
+        expect(model_box(page)).to_have_value("p_new")
         page.get_by_role("button", name="Forget this table").first.click()
         page.get_by_text("demo: Census").first.wait_for()
         assert "table=" not in page.url
