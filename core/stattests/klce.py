@@ -270,8 +270,9 @@ def fourier_statistics(base: KernelInputs, bandwidths: Sequence[tuple[float, flo
     coordinates = product_points(base.p, base.features, 1.0, 1.0)
     fourier = FourierMap.draw(coordinates.shape[1], n_features, seed)
     per_column = np.array([[sigma_p] + [sigma_x] * n_x for sigma_p, sigma_x in bandwidths])
-    sums = accumulate_maps(coordinates, bernoulli_columns(base.p, base.residuals, n_resamples),
-                           fourier, per_column, seed, progress=progress)
+    sums = accumulate_maps(coordinates,
+                           bernoulli_columns(base.p, base.residuals, n_resamples, seed),
+                           fourier, per_column, progress=progress)
     return np.stack([np.stack([getattr(s, variant)() for variant in variants]) for s in sums]
                     ) / (n * (n - 1))
 
