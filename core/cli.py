@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from core.audit import AuditSettings, run_audit
+from core.audit import settings_for as audit_settings_for
 from core.data.audit_data import AuditData
 from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.data.problems import DataError
@@ -299,14 +300,15 @@ def load_audit(options: argparse.Namespace) -> AuditData:
         name=options.data.name)
 
 
-def settings_for(options: argparse.Namespace) -> AuditSettings:
-    """The audit settings: the app's defaults, resamples and seed from the options."""
+def settings_for(options: argparse.Namespace, audit: AuditData) -> AuditSettings:
+    """The audit settings: the app's defaults for data of this size (the Export page's,
+    :func:`core.audit.settings_for`), resamples and seed from the options."""
     resamples = getattr(options, "resamples", None)
-    seed = getattr(options, "seed", 0)
-    if resamples is None:
-        return AuditSettings(seed=seed)
-    return AuditSettings(n_bootstrap=resamples, test_resamples=resamples,
-                         grid_resamples=resamples, seed=seed)
+    overrides: dict = {"seed": getattr(options, "seed", 0)}
+    if resamples is not None:
+        overrides.update(n_bootstrap=resamples, test_resamples=resamples,
+                         grid_resamples=resamples)
+    return audit_settings_for(audit, overrides)
 
 
 def check_methods(methods: Sequence[str]) -> tuple[str, ...]:
@@ -464,8 +466,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if options.command == "demo":
             audit, settings, formats = load_demo(DEFAULT_DEMO), AuditSettings(), DEMO_FORMATS
         else:
-            audit, settings, formats = load_audit(options), settings_for(options), \
-                options.formats
+            audit = load_audit(options)
+            settings, formats = settings_for(options, audit), options.formats
         methods = check_methods(getattr(options, "recalibrate", ()))
         return run(audit, settings, options.out, formats, stream, methods)
     except (DataError, ValueError) as error:  # DataError: the user's table

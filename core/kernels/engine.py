@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -189,6 +189,32 @@ def run_tiles(
         return _add(parts) if reduce == "sum" else parts
     parts = list(_run_threads(task, shared, items, n_jobs))
     return _add(parts) if reduce == "sum" else parts
+
+
+def in_threads(function: Callable[[object], object], items: Sequence[object],
+               n_jobs: int | None = None, tick: Callable[[], None] | None = None) -> list:
+    """``[function(item) for item in items]`` on a pool of this machine's threads, BLAS held
+    to one thread each (numpy releases the GIL in BLAS and large ufuncs; a BLAS call split
+    over threads stalls when other processes share the cores). ``tick()`` is called from the
+    calling thread about four times a second until all are done (a progress bar updates there,
+    as a Streamlit page requires)."""
+    n_jobs = default_workers() if n_jobs is None else n_jobs
+    if n_jobs <= 1 or len(items) <= 1:
+        results = []
+        for item in items:
+            results.append(function(item))
+            if tick is not None:
+                tick()
+        return results
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_jobs) as pool:
+        futures = [pool.submit(function, item) for item in items]
+        while True:
+            _, pending = wait(futures, timeout=0.25)
+            if tick is not None:
+                tick()
+            if not pending:
+                break
+        return [future.result() for future in futures]
 
 
 def _run_threads(task: Callable[..., np.ndarray], shared: tuple[np.ndarray, ...],

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.data.validation import check_count
+from core.kernels.engine import default_workers, in_threads
 from core.kernels.resampling import row_bernoulli_residuals
 
 #: Rows per chunk of the accumulation.
@@ -178,6 +179,19 @@ class FourierAccumulator:
             self.S[m] += phi.T @ narrow
             self.u[m] += phi.sum(axis=0, dtype=np.float64)
 
+    def merge(self, other: FourierAccumulator) -> FourierAccumulator:
+        """Add another accumulator's sums (of other rows, under the same maps) to these."""
+        if other.S is not None:
+            if self.S is None:
+                self.S, self.u = other.S.copy(), other.u.copy()
+            else:
+                self.S += other.S
+                self.u += other.u
+        self.e_sum = self.e_sum + other.e_sum
+        self.e2_sum = self.e2_sum + other.e2_sum
+        self.n += other.n
+        return self
+
     def sums(self) -> list[FourierSums]:
         return [FourierSums(self.S[m], self.u[m], self.e_sum, self.e2_sum, self.n)
                 for m in range(len(self.inverse))]
@@ -192,20 +206,36 @@ def accumulate(points: np.ndarray, columns: ColumnSource, fourier: FourierMap,
 
 def accumulate_maps(points: np.ndarray, columns: ColumnSource, fourier: FourierMap,
                     bandwidths: np.ndarray, chunk_rows: int = CHUNK_ROWS,
-                    progress: Callable[[float], None] | None = None) -> list[FourierSums]:
+                    progress: Callable[[float], None] | None = None,
+                    n_jobs: int | None = None) -> list[FourierSums]:
     """One pass over the rows for the maps ``z ↦ φ(z / bandwidths[m])`` (``bandwidths``:
     ``(M, d)``, one row per map, ``inf`` drops a column): each chunk's columns are drawn once,
     the columns that share a bandwidth in every map are projected once (:meth:`projections`),
-    and every map accumulates its Φᵀ E and Φᵀ 1. ``progress(fraction)`` after each chunk."""
+    and every map accumulates its Φᵀ E and Φᵀ 1. The chunks are shared out among this
+    machine's threads by a fixed stride (so the sums are the same on every run) and their
+    accumulators added; ``progress(fraction)`` reports the chunks done, from the calling
+    thread."""
     n = points.shape[0]
-    accumulator = FourierAccumulator(fourier, bandwidths)
-    starts = range(0, n, chunk_rows)
-    for k, start in enumerate(starts):
-        rows = slice(start, min(start + chunk_rows, n))
-        accumulator.add(points[rows], columns(rows))
+    chunks = [slice(start, min(start + chunk_rows, n)) for start in range(0, n, chunk_rows)]
+    workers = max(1, min(default_workers() if n_jobs is None else n_jobs, len(chunks)))
+    done = [0] * workers
+
+    def work(worker: int) -> FourierAccumulator:
+        accumulator = FourierAccumulator(fourier, bandwidths)
+        for rows in chunks[worker::workers]:
+            accumulator.add(points[rows], columns(rows))
+            done[worker] += 1
+        return accumulator
+
+    def tick() -> None:
         if progress is not None:
-            progress((k + 1) / len(starts))
-    return accumulator.sums()
+            progress(sum(done) / max(1, len(chunks)))
+
+    parts = in_threads(work, list(range(workers)), workers, tick)
+    total = FourierAccumulator(fourier, bandwidths)
+    for part in parts:
+        total.merge(part)
+    return total.sums()
 
 
 def bernoulli_columns(p: np.ndarray, residuals: np.ndarray, n_resamples: int, seed: int,

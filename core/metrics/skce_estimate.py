@@ -35,13 +35,17 @@ from core.data.validation import (
     check_probs_labels,
     probability_matrix,
 )
-from core.kernels.computation import choose, exact_seconds
+from core.kernels.computation import exact_seconds, plan
+from core.kernels.engine import default_workers, in_threads
 from core.kernels.resampling import row_poisson_weights
 from core.kernels.rff import CHUNK_ROWS, DEFAULT_FEATURES, FourierMap
 from core.kernels.tiles import median_heuristic, quadratic_forms
 from core.metrics.intervals import bootstrap_interval
 
 ESTIMATORS = ("unbiased", "biased", "block")
+#: The fewest random features of a value with an interval (the plan lowers D no further):
+#: its approximation error, O(1/√D) per kernel entry, is part of the number shown.
+VALUE_FEATURES = 256
 #: Blocks at most this large are evaluated densely and vectorised over blocks.
 DENSE_BLOCK = 64
 
@@ -220,7 +224,9 @@ def skce_summary(
 
     * ``"exact"``: :func:`skce` and :func:`skce_bootstrap` (O(n²·B) tiles);
     * ``"rff(D)"``: :func:`skce_fourier` — the same estimators with the kernel
-      ``k̃(z, z') = φ(z)ᵀφ(z')`` of D random Fourier features, O(n·D·B), no n×B array;
+      ``k̃(z, z') = φ(z)ᵀφ(z')`` of D random Fourier features, O(n·D·B), no n×B array, the
+      interval a Poisson bootstrap (D and B sized to the data by
+      :func:`core.kernels.computation.plan`, D at least :data:`VALUE_FEATURES`);
     * ``"block(2)"``: the linear-time block estimator (:func:`block_estimates`) with its normal
       interval ``mean ± z·sd/√(#blocks)`` (no bootstrap).
 
@@ -231,7 +237,10 @@ def skce_summary(
     if n < 2:
         raise ValueError("The SKCE needs at least two samples.")
     columns = (n_resamples + 1) * m
-    label, reason = choose(computation, n, columns, n_features)
+    chosen = plan(computation, n, n_resamples, n_features, per_resample=m,
+                  min_features=VALUE_FEATURES)
+    label, reason = chosen.label, chosen.reason
+    n_resamples, n_features = chosen.n_resamples, chosen.n_features
     estimate = exact_seconds(n, columns)
     if label == "exact":
         value = skce(probs, y, sigma)
@@ -270,12 +279,24 @@ def skce_fourier_draws(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: 
     """``(draws, plug-in)``: the unbiased SKCE (``draws[0]``) and its B Poisson-bootstrap
     resamples with the random-Fourier-feature kernel ``k̃_ij = φ_iᵀφ_j`` (:mod:`core.kernels.rff`,
     φ of ``Z/σ``), and the plug-in (V-statistic) value for the basic interval, from one pass of
-    :class:`SkceFourierSums` over chunks of ``chunk_rows`` rows."""
-    sums = SkceFourierSums.start(Z.shape[1], R.shape[1], n_resamples, seed, n_features)
-    for start in range(0, Z.shape[0], chunk_rows):
-        rows = slice(start, min(start + chunk_rows, Z.shape[0]))
-        sums.add(Z[rows] / sigma, R[rows], start)
-    return sums.draws()
+    :class:`SkceFourierSums` over chunks of ``chunk_rows`` rows (shared out among this
+    machine's threads by a fixed stride)."""
+    fourier = FourierMap.draw(Z.shape[1], n_features, seed)
+    starts = list(range(0, Z.shape[0], chunk_rows))
+    workers = max(1, min(default_workers(), len(starts)))
+
+    def work(worker: int) -> SkceFourierSums:
+        sums = SkceFourierSums(fourier, R.shape[1], n_resamples, seed)
+        for start in starts[worker::workers]:
+            rows = slice(start, min(start + chunk_rows, Z.shape[0]))
+            sums.add(Z[rows] / sigma, R[rows], start)
+        return sums
+
+    parts = in_threads(work, list(range(workers)), workers)
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total.draws()
 
 
 class SkceFourierSums:

@@ -35,8 +35,8 @@ from scipy import stats
 
 from core.data.validation import check_choice, check_count, check_probs_labels
 from core.kernels import engine
-from core.kernels.computation import choose as computation_choice
 from core.kernels.computation import exact_seconds
+from core.kernels.computation import plan as computation_plan
 from core.kernels.resampling import resample_residuals
 from core.kernels.rff import DEFAULT_FEATURES, FourierMap, accumulate_maps, bernoulli_columns
 from core.kernels.spec import KernelInputs, KernelSpec, inputs_for, product_points, spec_from
@@ -208,15 +208,18 @@ def klce_test(
     features with ``n_features`` features (consistency nulls only; the level stays exact,
     :mod:`core.kernels.rff`); ``"block"`` the linear-time block z-test of the plain KLCE² (blocks of
     ``block_size`` rows); ``"auto"`` exact while it takes at most a few seconds here, else
-    rff. ``parameters["computation"]`` says which ran and why.
+    rff, with D and B sized to the data (:func:`core.kernels.computation.plan`).
+    ``parameters["computation"]`` says which ran and why.
     """
     inputs = checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
                                                     standardize, class_index))
     scheme, variants = null_scheme(null)
     n_resamples = check_count("n_resamples", n_resamples, 1)
     n = inputs.p.shape[0]
-    label, reason = computation_choice(computation, n, n_resamples + 1, n_features,
-                                       exact_only(scheme, null))
+    chosen = computation_plan(computation, n, n_resamples, n_features,
+                              exact_only(scheme, null))
+    label, reason = chosen.label, chosen.reason
+    n_resamples, n_features = chosen.n_resamples, chosen.n_features
     if label == "block":
         return _block_test(inputs, check_count("block_size", block_size, 2), reason)
     tested = variants if "plain" in variants else ("plain", *variants)

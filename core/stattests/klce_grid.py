@@ -13,8 +13,8 @@ import numpy as np
 
 from core.data.validation import check_count
 from core.kernels import engine
-from core.kernels.computation import choose as computation_choice
 from core.kernels.computation import exact_seconds
+from core.kernels.computation import plan as computation_plan
 from core.kernels.rff import DEFAULT_FEATURES
 from core.kernels.spec import KernelSpec, spec_from
 from core.stattests.klce import (
@@ -86,7 +86,9 @@ def klce_grid_test(
     standardisation and class (its bandwidths, if set, are the grid's centre).
     ``computation``: ``"exact"``, ``"rff"`` (every grid point from the same chunk-wise
     resamples and the same Fourier weights) or ``"auto"`` (exact while the whole grid takes a
-    few seconds here); the aggregated result's ``parameters["computation"]`` says which ran.
+    few seconds here, else random features with D and B sized to the data by
+    :func:`core.kernels.computation.plan`); the aggregated result's
+    ``parameters["computation"]`` says which ran.
     """
     base = checked_inputs(probs, y, X, spec_from(spec, None, None, standardize, class_index))
     n_resamples = check_count("n_resamples", n_resamples, 1)
@@ -97,9 +99,10 @@ def klce_grid_test(
         else np.asarray(feature_bandwidths, dtype=np.float64)
     scheme, variants = null_scheme(null)
     total = p_grid.size * x_grid.size
-    label, reason = computation_choice(computation, base.p.shape[0],
-                                       (n_resamples + 1) * total, n_features,
-                                       exact_only(scheme, null))
+    chosen = computation_plan(computation, base.p.shape[0], n_resamples, n_features,
+                              exact_only(scheme, null), maps=total)
+    label, reason = chosen.label, chosen.reason
+    n_resamples, n_features = chosen.n_resamples, chosen.n_features
     if label == "block":
         raise ValueError("The bandwidth grid runs with the exact computation or random Fourier "
                          "features; the block test has no grid version.")

@@ -12,7 +12,7 @@ from scipy import stats
 
 from core.data.validation import check_choice, check_count
 from core.kernels import engine
-from core.kernels.computation import choose as computation_choice
+from core.kernels.computation import plan as computation_plan
 from core.kernels.resampling import (
     bernoulli_residuals,
     categorical_labels,
@@ -58,16 +58,20 @@ def skce_test(
     ``computation`` applies to the consistency test (:mod:`core.kernels.computation`): ``"exact"``
     tiles, ``"rff"`` random Fourier features with ``n_features`` features (labels redrawn
     chunk by chunk; the level stays exact, :mod:`core.kernels.rff`), ``"block"`` the block z-test,
-    ``"auto"`` exact while it takes a few seconds here. ``parameters["computation"]`` says
-    which ran and why.
+    ``"auto"`` exact while it takes a few seconds here, else random features with D and B
+    sized to the data (:func:`core.kernels.computation.plan`). ``parameters["computation"]``
+    says which ran and why.
     """
     check_choice(method, SKCE_METHODS, "SKCE test", f"use one of {SKCE_METHODS}")
     Z, R, sigma = skce_inputs(probs, y, bandwidth)
     n_resamples = check_count("n_resamples", n_resamples, 1)
     n = Z.shape[0]
-    label, reason = computation_choice(computation, n, (n_resamples + 1) * R.shape[1],
-                                       n_features) if method == "consistency" \
-        else (method, "as asked")
+    label, reason = method, "as asked"
+    if method == "consistency":
+        chosen = computation_plan(computation, n, n_resamples, n_features,
+                                  per_resample=R.shape[1])
+        label, reason = chosen.label, chosen.reason
+        n_resamples, n_features = chosen.n_resamples, chosen.n_features
     if method == "block" or label == "block":
         return _block_test(Z, R, sigma, block_size)
     if method == "bound":
