@@ -160,8 +160,36 @@ class LceSection:
 
 
 @dataclass(frozen=True)
+class StreamInfo:
+    """How a streamed audit (:func:`core.stream_audit.run_stream_audit`) read a table larger
+    than memory: its source, rows and partitions, the engine, the seeded sample of the
+    sections that are not sums over rows, and which numbers came from all rows and which
+    from the sample (one phrase each), the class balance of the audited rows and the time of
+    each pass."""
+
+    source: str
+    rows: int
+    partitions: int
+    engine: str
+    sample_rows: int
+    sample_fingerprint: str
+    exact: tuple[str, ...]
+    sampled: tuple[str, ...]
+    class_balance: pd.DataFrame = field(repr=False)
+    passes: tuple[tuple[str, float], ...] = ()
+
+    def describe(self) -> str:
+        """One sentence for a report: all rows for the sums, the sample for the rest."""
+        return (f"Streamed from {self.source} on {self.engine}: "
+                f"{'; '.join(self.exact)} over all audited rows; "
+                f"{'; '.join(self.sampled)} on a seeded sample of {self.sample_rows:,} of the "
+                f"{self.rows:,} rows.")
+
+
+@dataclass(frozen=True)
 class AuditResult:
-    """What :func:`run_audit` found, with the settings and the rows it used."""
+    """What :func:`run_audit` found, with the settings and the rows it used (``stream``: how a
+    streamed audit read its table, ``None`` in memory)."""
 
     settings: AuditSettings
     dataset: str
@@ -174,6 +202,7 @@ class AuditResult:
     lcb: LcbSection
     lce: LceSection | None
     notes: tuple[str, ...] = field(default=())
+    stream: StreamInfo | None = None
 
 
 # --------------------------------------------------------------------------- rows and inputs
@@ -189,7 +218,13 @@ def audit_part(audit: AuditData, part: str) -> tuple[AuditData, str]:
 
 def feature_columns(audit: AuditData, features: tuple[str, ...] | None) -> tuple[str, ...]:
     """The audit features used (``None``: every mapped feature), checked against the data."""
-    mapped = tuple(audit.feature_frame.columns)
+    return feature_columns_of(tuple(audit.feature_frame.columns), features)
+
+
+def feature_columns_of(mapped: tuple[str, ...], features: tuple[str, ...] | None
+                       ) -> tuple[str, ...]:
+    """:func:`feature_columns` against the ``mapped`` audit features (a streamed table's)."""
+    mapped = tuple(mapped)
     if features is None:
         return mapped
     unknown = [f for f in features if f not in mapped]

@@ -236,3 +236,77 @@ def _run_dask(client, task: Callable[..., np.ndarray], shared: tuple[np.ndarray,
     if reduce == "sum":
         return np.asarray(client.submit(_add, futures).result())
     return client.gather(futures)
+
+
+# --------------------------------------------------------------------------- partitions
+
+
+def map_partitions(task: Callable[[object, object], object], source: object,
+                   columns: Sequence[str], reduce: Callable[[list], object],
+                   progress: Callable[[int, int], None] | None = None,
+                   n_jobs: int | None = None) -> object:
+    """One pass of a streamed computation: ``reduce([task(p, source.read(p, columns)) for p
+    in source.partitions])``, the partial results in partition order, on the current engine.
+
+    ``source`` is a :class:`core.data.stream.TableSource`. On threads each worker reads its
+    partition (so this machine holds ``n_jobs`` partitions at most); on Dask every partition
+    is one task that reads its rows on a worker (Parquet: from the file, which the workers
+    must see at the same path; a Dask DataFrame: the frame's own tasks) and returns only its
+    partial result, and ``reduce`` runs on the cluster too, so only the reduced result travels
+    back. ``task`` and ``reduce`` must pickle (module-level classes or functions).
+    ``progress(done, total)`` is called from the calling thread as partitions finish.
+    """
+    partitions = list(source.partitions)
+    engine = current()
+    if engine.name == "dask":
+        return _dask_partitions(engine.client, task, source, partitions, list(columns), reduce,
+                                progress)
+    done = [0]
+
+    def run(partition: object) -> object:
+        result = task(partition, source.read(partition, columns))
+        done[0] += 1
+        return result
+
+    def tick() -> None:
+        if progress is not None:
+            progress(done[0], len(partitions))
+
+    workers = default_workers() if n_jobs is None else n_jobs
+    return reduce(in_threads(run, partitions, workers, tick))
+
+
+def _read_and_run(task: Callable, source: object, partition: object, columns: list) -> object:
+    return task(partition, source.read(partition, columns))
+
+
+def _run_on(task: Callable, partition: object, frame: object) -> object:
+    return task(partition, frame.reset_index(drop=True))
+
+
+def _reduce_in_order(reduce: Callable[[list], object], *parts: object) -> object:
+    return reduce(list(parts))
+
+
+def _dask_partitions(client, task: Callable, source: object, partitions: list,
+                     columns: list, reduce: Callable[[list], object],
+                     progress: Callable[[int, int], None] | None) -> object:
+    from dask import delayed
+    from distributed import as_completed
+
+    [shared] = client.scatter([task], broadcast=True, hash=False)
+    if getattr(source, "kind", "parquet") == "parquet":
+        light = source.without_frame()
+        futures = [client.submit(_read_and_run, shared, light, p, columns, pure=False)
+                   for p in partitions]
+    else:
+        pieces = source.frame[columns].to_delayed()
+        futures = client.compute([delayed(_run_on)(task, p, pieces[p.index])
+                                  for p in partitions])
+    reduced = client.submit(_reduce_in_order, reduce, *futures, pure=False)
+    for done, _ in enumerate(as_completed(futures), start=1):
+        if progress is not None:
+            progress(done, len(partitions))
+    result = reduced.result()
+    client.cancel([*futures, reduced, shared])
+    return result
