@@ -1,5 +1,6 @@
-# Two commands: `make run` starts the app on the demo data, `make test` runs lint, the import
-# contract (ARCHITECTURE.md) and the tests.
+# Two commands: `make run` starts the app on the demo data (this machine only: localhost),
+# `make test` runs lint, the import contract (ARCHITECTURE.md) and the tests. `make serve`
+# serves the app to the network, with sign-in required (README, "Serving to a team").
 # Both create the virtual environment on first use; a stamp file makes later runs install
 # nothing unless pyproject.toml changed.
 PYTHON ?= python3
@@ -7,8 +8,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8501
+# `make serve`: the interface to listen on (all of them) and whether sign-in is required.
+SERVE_ADDRESS ?= 0.0.0.0
+SIGN_IN ?= 1
 
-.PHONY: test-scale run test lint e2e benchmarks venv clean
+.PHONY: test-scale run serve test lint e2e benchmarks venv clean
 
 venv: $(STAMP)
 
@@ -19,7 +23,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/streamlit run dashboard/app.py --server.port $(PORT)
+	$(BIN)/streamlit run dashboard/app.py --server.port $(PORT) --server.address localhost
+
+serve: $(STAMP)
+	CALIBRATION_ATLAS_SIGN_IN=$(SIGN_IN) $(BIN)/streamlit run dashboard/app.py \
+		--server.port $(PORT) --server.address $(SERVE_ADDRESS)
 
 test: $(STAMP)
 	$(BIN)/ruff check .

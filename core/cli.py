@@ -5,7 +5,8 @@
     calibration-atlas audit DATA --label COL (--prob COL | --probs COL,COL,...) [--logits]
         [--features COL,...] [--groups COL,...] [--split COL] [--out DIR]
         [--formats png,svg,pdf,html] [--resamples B] [--seed S]
-    calibration-atlas demo [--out DIR]
+        [--dask ADDRESS | --engine NAME]
+    calibration-atlas demo [--out DIR] [--dask ADDRESS | --engine NAME]
     calibration-atlas credal DATA --label COL --member COL[,COL...] --member ...
         [--features COL,...] [--estimator ce2|cekl|skce]
         [--null bootstrap|consistency|refit] [--resamples B] [--alpha A] [--seed S] [--out DIR]
@@ -27,7 +28,8 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -50,6 +52,8 @@ from core.ensembles.summary import (
     ensemble_inputs,
     tested_rows,
 )
+from core.kernels import engine
+from core.kernels.declared import connect, declare_cluster, declared_engines
 from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
 from core.report.export import ExportError, renderer
@@ -143,6 +147,20 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
              "example: --out audits/loans-2026-11")
 
 
+def add_engine_options(parser: argparse.ArgumentParser) -> None:
+    engines = parser.add_mutually_exclusive_group()
+    engines.add_argument(
+        "--dask", metavar="ADDRESS",
+        help="run the kernel sums on the Dask cluster whose scheduler is at ADDRESS "
+             "(tcp://host:8786, or tls://host:8786 with Dask's TLS configuration); if it is "
+             "lost mid-run the rest runs here; example: --dask tcp://10.0.0.5:8786")
+    engines.add_argument(
+        "--engine", metavar="NAME",
+        help="a declared engine: threads, gpu, or a cluster named in the operator file "
+             "(CALIBRATION_ATLAS_CONFIG) or in CALIBRATION_ATLAS_DASK (default: the declared "
+             "default, threads unless one is set); example: --engine lab")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``calibration-atlas`` argument parser with its ``audit`` and ``demo`` commands."""
     parser = argparse.ArgumentParser(
@@ -208,6 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_output_options(demo)
     add_credal_command(commands)
+    for command in (audit, demo, commands.choices["credal"]):
+        add_engine_options(command)
     return parser
 
 
@@ -445,6 +465,30 @@ def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
     return 0
 
 
+@contextmanager
+def compute_engine(options: argparse.Namespace, stream: TextIO) -> Iterator[None]:
+    """Run the block on the engine the options name (``--dask``, ``--engine``), else on the
+    declared default; a cluster lost mid-run leaves a note and the rest runs on threads."""
+    address, name = getattr(options, "dask", None), getattr(options, "engine", None)
+    if address is None and name is None:
+        yield
+        return
+    declared = declare_cluster("command line", address) if address is not None \
+        else declared_engines().get(name)
+    client = connect(declared) if declared.kind == "dask" else None
+    try:
+        with engine.use(declared.kind, client=client, fallback=client is not None,
+                        label=declared.name if client is not None else "") as chosen:
+            stream.write(f"Computing on: {chosen.describe()}\n")
+            yield
+    finally:
+        if client is not None:
+            client.close()
+        message = engine.take_fallback()
+        if message:
+            stream.write(f"note: {message}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 success, 2 bad input, 1 failure).
 
@@ -461,15 +505,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parser.parse_args(argv)  # exits 2 with a usage message on unknown options
     stream = sys.stderr
     try:
-        if options.command == "credal":
-            return run_credal(options, stream)
-        if options.command == "demo":
-            audit, settings, formats = load_demo(DEFAULT_DEMO), AuditSettings(), DEMO_FORMATS
-        else:
-            audit = load_audit(options)
-            settings, formats = settings_for(options, audit), options.formats
-        methods = check_methods(getattr(options, "recalibrate", ()))
-        return run(audit, settings, options.out, formats, stream, methods)
+        with compute_engine(options, stream):
+            if options.command == "credal":
+                return run_credal(options, stream)
+            if options.command == "demo":
+                audit, settings, formats = load_demo(DEFAULT_DEMO), AuditSettings(), \
+                    DEMO_FORMATS
+            else:
+                audit = load_audit(options)
+                settings, formats = settings_for(options, audit), options.formats
+            methods = check_methods(getattr(options, "recalibrate", ()))
+            return run(audit, settings, options.out, formats, stream, methods)
     except (DataError, ValueError) as error:  # DataError: the user's table
         stream.write(f"{PROG}: error: {error}\n")
         return 2

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard.components import dataset_card
-from dashboard.compute import apply_engine, engine_sidebar
+from dashboard.access import account_sidebar, gate
+from dashboard.components import dataset_card, stored_table_panel
+from dashboard.compute import apply_engine, engine_sidebar, report_fallback
 from dashboard.guard import run_page
-from dashboard.state import active_audit, active_source
+from dashboard.state import active_audit, active_source, ensure_active, save_settings
 
 HERE = Path(__file__).resolve().parent
 
@@ -37,15 +38,28 @@ PAGES = [
 ]
 
 st.logo(str(HERE.parent / "assets" / "logo.png"))
+try:
+    gate()  # with sign-in configured, a visitor who has not signed in sees only the sign-in
+    ensure_active()  # a new session: the stored table its URL names, with its settings
+    apply_engine()
+except ValueError as error:  # the operator's settings are wrong: say which, show nothing else
+    st.error(f"This server's settings are not valid: {error}", icon=":material/settings:")
+    st.stop()
 navigation = st.navigation(PAGES)
-# The sidebar card is drawn before the page (a page that ends early with st.stop() keeps it)
-# and redrawn after it, so that a dataset the page just activated shows at once.
+save_settings()  # the widget values this run starts with, stored with the session's table
+# The sidebar card is drawn before the page (a page that ends early with st.stop() keeps it,
+# and nothing drawn after such a page is shown) and redrawn after it, so that a dataset the
+# page just activated shows at once.
 with st.sidebar:
     card = st.empty()
+    engine_sidebar()
+    account_sidebar()
 with card.container():
     dataset_card(active_audit(), active_source())
-apply_engine()
-engine_sidebar()
+    stored_table_panel()
 run_page(navigation.run, navigation.title, active_source)
 with card.container():
     dataset_card(active_audit(), active_source())
+    stored_table_panel(key="forget_table_after")
+with st.sidebar:
+    report_fallback()

@@ -17,7 +17,14 @@ from core.report.export import (
     export_figure,
     static_unavailable_reason,
 )
-from dashboard.state import export_file, request_exact, set_export_file
+from dashboard.state import (
+    export_file,
+    forget_table,
+    request_exact,
+    set_export_file,
+    stored_token,
+    take_notice,
+)
 
 
 def dataset_card(audit: AuditData, source: str) -> None:
@@ -35,6 +42,23 @@ def dataset_card(audit: AuditData, source: str) -> None:
         parts = {p: int((audit.split == p).sum()) for p in ("train", "calibration", "test")}
         lines.append("split: " + ", ".join(f"{k} {v:,}" for k, v in parts.items() if v))
     st.caption("  \n".join(lines))
+
+
+def stored_table_panel(key: str = "forget_table") -> None:
+    """Under the dataset card: whether the table is stored on the server for a reload, and
+    the button that deletes it (:mod:`dashboard.workspace`); ``key`` is the button's (the
+    card is drawn before and after the page)."""
+    notice = take_notice()
+    if notice:
+        st.warning(notice, icon=":material/history:")
+    if stored_token() is None:
+        return
+    st.caption("Kept on this server with its mapping and settings: the link in the address "
+               "bar brings it back after a reload or a restart. Share that link only with "
+               "people who may see this table.")
+    st.button("Forget this table", key=key, icon=":material/delete:", on_click=forget_table,
+              help="Deletes the stored file, its mapping and settings from the server now, "
+                   "and goes back to the demo.")
 
 
 def validation_report(notes: tuple[ValidationNote, ...] | list[ValidationNote]) -> None:

@@ -1,91 +1,136 @@
-"""The sidebar's compute-engine setting: where the exact kernel sums run.
+"""The sidebar's compute-engine setting: one of the engines the operator declared.
 
-The choice is kept per session (:mod:`dashboard.state`) and applied at the start of every run
-with :func:`core.kernels.engine.set`, so each session's computations use its own choice. A Dask
-scheduler is reached by its address (``tcp://host:8786``); the client is shared by the sessions
-of the server process (:func:`dask_client`). The environment variables of :mod:`core.kernels.engine`
-(``CALIBRATION_ATLAS_DASK``, ``CALIBRATION_ATLAS_ENGINE``) set the default for new sessions.
+A visitor picks an engine by the name the operator gave it (:mod:`core.kernels.declared`:
+the operator file or ``CALIBRATION_ATLAS_DASK``); no address is typed in the browser, so
+nothing a visitor does makes the server connect anywhere the operator did not name. The
+choice is kept per session (:mod:`dashboard.state`) and applied at the start of every run
+with :func:`core.kernels.engine.set`, so each session's computations use its own choice.
+
+One ``dask.distributed.Client`` per declared cluster is shared by the server's sessions
+(``st.cache_resource``, checked alive on every use). A cluster that does not answer gets a
+sentence in the sidebar and the session computes on this machine's threads, retrying after
+:data:`RETRY_SECONDS`; a cluster lost in the middle of a computation finishes it on threads
+(:func:`core.kernels.engine.take_fallback`) and the session stays on threads.
 """
 
 from __future__ import annotations
 
+import contextlib
+import time
+
 import streamlit as st
 
 from core.kernels import engine
-from dashboard.state import engine_choice, set_engine_choice
+from core.kernels.declared import LOCAL, DaskTls, DeclaredEngine, connect
+from dashboard.state import (
+    ENGINE_WIDGET,
+    engine_choice,
+    engine_notice,
+    set_engine_choice,
+    set_engine_notice,
+    settings,
+)
 
-LABELS = {"threads": "This machine (threads)", "dask": "Dask cluster", "gpu": "GPU (CuPy)"}
 #: Seconds to wait for a Dask scheduler before giving up with a message.
 CONNECT_TIMEOUT = 5
+#: Seconds before a cluster that did not answer is tried again by the same session.
+RETRY_SECONDS = 60
 
 
-#: Address → Client, shared by the server process's sessions (a Client is awaitable, which
-#: ``st.cache_resource`` refuses to store).
-_CLIENTS: dict[str, object] = {}
+class _Held:
+    """A client in Streamlit's resource cache (which will not store an awaitable object)."""
+
+    def __init__(self, client) -> None:
+        self.client = client
+
+    def alive(self) -> bool:
+        if getattr(self.client, "status", "closed") == "running":
+            return True
+        with contextlib.suppress(Exception):  # dropped from the cache: closed on the way out
+            self.client.close(timeout=1)
+        return False
 
 
-def dask_client(address: str):
-    """A ``dask.distributed.Client`` for ``address``, one per server process and address."""
-    if address not in _CLIENTS:
-        from dask.distributed import Client
+@st.cache_resource(show_spinner=False, validate=_Held.alive)
+def _client(name: str, address: str, tls: tuple[str, str, str] | None) -> _Held:
+    declared = DeclaredEngine(name, "dask", address, DaskTls(*tls) if tls else None)
+    return _Held(connect(declared, timeout=CONNECT_TIMEOUT))
 
-        with st.spinner(f"Connecting to the Dask scheduler at {address}…"):
-            _CLIENTS[address] = Client(address, timeout=f"{CONNECT_TIMEOUT}s",
-                                       set_as_default=False)
-    return _CLIENTS[address]
+
+def dask_client(declared: DeclaredEngine):
+    """The server's client for a declared cluster (``ValueError`` when it does not answer)."""
+    tls = declared.tls
+    key = (tls.ca_file, tls.client_cert, tls.client_key) if tls is not None else None
+    with st.spinner(f"Connecting to the Dask cluster “{declared.name}”…"):
+        return _client(declared.name, declared.address, key).client
+
+
+def offered() -> list[DeclaredEngine]:
+    """The declared engines a session may pick: the GPU only where CuPy sees one."""
+    return [e for e in settings().engines.engines if e.kind != "gpu" or engine.gpu_available()]
 
 
 def apply_engine() -> None:
-    """Set this run's engine from the session's choice (nothing chosen: the environment's).
+    """Set this run's engine from the session's choice (none made: the operator's default).
     Every run sets it, so a script thread never carries another session's choice."""
-    name, address = engine_choice()
     engine.reset()
-    if name == "dask" and address:
-        try:
-            engine.set("dask", client=dask_client(address))
-        except Exception:  # noqa: BLE001 — the sidebar shows why; the run uses the default
+    declaration = settings().engines
+    names = [e.name for e in offered()]
+    if engine_choice() is not None:  # the radio follows a choice made after it was drawn
+        set_engine_choice(engine_choice())
+    if engine_choice() is not None and engine_choice() not in names:  # withdrawn since
+        set_engine_choice(None)
+    name = engine_choice() or declaration.default
+    declared = declaration.get(name)
+    if declared.kind == "dask":
+        notice = engine_notice()
+        if notice is not None and notice[1] > time.monotonic():
             engine.set("threads")
-    elif name == "gpu" and engine.gpu_available():
+            return
+        try:
+            engine.set("dask", client=dask_client(declared), fallback=True, label=declared.name)
+            set_engine_notice(None)
+        except ValueError as error:
+            set_engine_notice((f"{error} This session computes on this machine's threads "
+                               f"for now; the cluster is tried again in {RETRY_SECONDS} s.",
+                               time.monotonic() + RETRY_SECONDS))
+            engine.set("threads")
+    elif declared.kind == "gpu" and engine.gpu_available():
         engine.set("gpu")
-    elif name == "threads":
+    else:
         engine.set("threads")
 
 
+def report_fallback() -> None:
+    """After the page: when the session's cluster was lost mid-computation, say so; the
+    session computes on threads from its next run on (the radio follows then)."""
+    message = engine.take_fallback()
+    if message:
+        set_engine_choice(LOCAL, widget=False)
+        st.warning(message, icon=":material/cloud_off:")
+
+
 def engine_sidebar() -> None:
-    """The sidebar expander: choose threads, a Dask scheduler address or the GPU."""
-    with st.sidebar.expander("Compute engine", icon=":material/memory:"):
+    """The expander (the app draws it in the sidebar): choose a declared engine by name."""
+    declaration = settings().engines
+    names = [e.name for e in offered()]
+    with st.expander("Compute engine", icon=":material/memory:"):
         st.caption("Where the exact kernel sums (KLCE, SKCE, LCB, LCE) run. Approximations "
-                   "(random Fourier features, binning) always run here.")
-        choices = ["threads", "dask"] + (["gpu"] if engine.gpu_available() else [])
-        name, address = engine_choice()
-        name = name if name in choices else engine.current().name
-        picked = st.radio("Engine", choices, index=choices.index(name) if name in choices
-                          else 0, format_func=LABELS.get, key="engine_name_widget")
-        typed = address
-        if picked == "dask":
-            typed = st.text_input("Scheduler address", value=address or "",
-                                  placeholder="tcp://10.0.0.5:8786", key="engine_address_widget",
-                                  help="Start one with `dask scheduler` and `dask worker "
-                                       "ADDRESS` on the machines of the cluster.")
-        if st.button("Apply", key="engine_apply"):
-            if picked == "dask":
-                message = _check_address(typed.strip())
-                if message:
-                    st.error(message, icon=":material/error:")
-                    return
-            set_engine_choice(picked, typed.strip() if picked == "dask" else None)
-            apply_engine()
+                   "(random Fourier features, binning) always run here. The engines are the "
+                   "ones this server's operator declared.")
+        current = engine_choice() or declaration.default
+        st.radio("Engine", names, index=names.index(current) if current in names else 0,
+                 format_func=lambda n: declaration.get(n).label(), key=ENGINE_WIDGET,
+                 on_change=_choose)
+        notice = engine_notice()
+        if notice is not None and notice[1] > time.monotonic():
+            st.warning(notice[0], icon=":material/cloud_off:")
+        if len(names) == 1:
+            st.caption("Only this machine is declared; the operator can add Dask clusters "
+                       "and the GPU (README, *Serving to a team*).")
         st.caption(f"Now: **{engine.current().describe()}**")
 
 
-def _check_address(address: str) -> str | None:
-    """Why a Dask scheduler address cannot be used (``None`` when it connects)."""
-    if not address:
-        return "Enter the scheduler's address, e.g. tcp://10.0.0.5:8786."
-    try:
-        dask_client(address)
-    except Exception as error:  # noqa: BLE001 — any failure to connect is shown, not raised
-        return (f"Could not reach a Dask scheduler at {address} within {CONNECT_TIMEOUT} s "
-                f"({type(error).__name__}). Check the address and that `dask scheduler` runs "
-                "there; the computations stay on this machine.")
-    return None
+def _choose() -> None:
+    set_engine_choice(st.session_state[ENGINE_WIDGET])
+    set_engine_notice(None)

@@ -2,22 +2,36 @@
 
 Pages read the dataset with :func:`active_audit` and never rebuild it; the Data page replaces
 it with :func:`set_active`. On a fresh session the default demo is loaded, so every page works
-before anything is uploaded.
+before anything is uploaded — unless the page's URL carries the token of a stored table
+(:mod:`dashboard.workspace`): then that table, its mapping, the page settings and the engine
+saved with it come back, after a browser reload as after a server restart.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 from collections.abc import MutableMapping
+from dataclasses import replace
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 from core.data.audit_data import AuditData
 from core.data.demo import DEMOS, demo_frame, load_demo
+from core.data.problems import DataError, ValidationNote
+from core.data.readers import read_table
+from dashboard.settings import ServerSettings, server_settings
+from dashboard.workspace import QUERY_KEY, Recipe, TableStore, table_of
 
 DEFAULT_DEMO = "census"
 _AUDIT = "active_audit"
 _SOURCE = "active_source"
 _UPLOAD = "uploaded_table"
+_TOKEN = "stored_table_token"
+_SAVED = "saved_settings"
+_NOTICE = "stored_table_notice"
 
 
 @st.cache_data(show_spinner="Generating the demo data…")
@@ -32,17 +46,159 @@ def cached_demo_frame(key: str):
 
 
 def ensure_active() -> None:
-    """Load the default demo when the session has no dataset yet."""
-    if _AUDIT not in st.session_state:
-        set_active(cached_demo(DEFAULT_DEMO), f"demo: {DEMOS[DEFAULT_DEMO].title}")
+    """Give a new session its dataset: the stored table its URL names, else the default
+    demo."""
+    if _AUDIT not in st.session_state and not restore_table():
+        st.session_state[_AUDIT] = cached_demo(DEFAULT_DEMO)
+        st.session_state[_SOURCE] = f"demo: {DEMOS[DEFAULT_DEMO].title}"
 
 
-def set_active(audit: AuditData, source: str, session: MutableMapping | None = None) -> None:
+def set_active(audit: AuditData, source: str, session: MutableMapping | None = None,
+               recipe: Recipe | None = None) -> None:
     """Make ``audit`` the active dataset; ``source`` says where it came from (the sidebar shows
-    it). ``session`` defaults to this session's state (tests pass an AppTest's)."""
+    it). ``session`` defaults to this session's state (tests pass an AppTest's; nothing is
+    stored then). In a session, the dataset is stored (:func:`store_table`) from ``recipe``
+    — how to rebuild it — or, without one, from its own columns
+    (:func:`dashboard.workspace.table_of`)."""
     state = st.session_state if session is None else session
     state[_AUDIT] = audit
     state[_SOURCE] = source
+    if session is None:
+        store_table(recipe or Recipe.derived(*table_of(audit), audit.name, source))
+
+
+# --------------------------------------------------------------------------- stored tables
+
+
+def settings() -> ServerSettings:
+    """The operator's settings of this server (:mod:`dashboard.settings`)."""
+    return server_settings()
+
+
+def table_store() -> TableStore:
+    chosen = settings()
+    return TableStore(chosen.store_folder, chosen.retention_days, chosen.max_tables)
+
+
+def stored_token() -> str | None:
+    """The token of this session's stored table, or ``None``."""
+    return st.session_state.get(_TOKEN)
+
+
+def store_table(recipe: Recipe) -> None:
+    """Write the active dataset's recipe and the saved settings to the store, under this
+    session's token (a new one on first use), and put the token into the page's URL."""
+    try:
+        token = table_store().save(recipe, _saved(), stored_token())
+    except OSError as error:
+        st.session_state[_NOTICE] = (
+            f"This table could not be stored on the server ({error.strerror or error}); it "
+            "stays active in this tab, but a reload will not bring it back.")
+        return
+    st.session_state[_TOKEN] = token
+    st.query_params[QUERY_KEY] = token
+
+
+def restore_table() -> bool:
+    """Make the table that the URL's token names active, with its settings; whether one was.
+    A token that names nothing (forgotten, expired, never issued) leaves a notice."""
+    token = st.query_params.get(QUERY_KEY)
+    if token is None:
+        return False
+    stored = table_store().load(token)
+    audit = None
+    if stored is not None:
+        try:
+            audit = rebuild(stored.recipe)
+        except (DataError, ValueError, OSError):
+            audit = None
+    if audit is None:
+        del st.query_params[QUERY_KEY]
+        st.session_state[_NOTICE] = (
+            "The table this link named is not stored on this server (forgotten, older than "
+            "the retention, or never stored here); the demo is shown instead.")
+        return False
+    st.session_state[_AUDIT] = audit
+    st.session_state[_SOURCE] = stored.recipe.source
+    st.session_state[_TOKEN] = stored.token
+    saved = stored.settings
+    st.session_state[_SAVED] = saved
+    for key, value in saved.get("widgets", {}).items():
+        if key in SAVED_WIDGETS:
+            st.session_state[key] = value
+    if isinstance(saved.get("engine"), str):
+        set_engine_choice(saved["engine"])
+    return True
+
+
+def rebuild(recipe: Recipe) -> AuditData:
+    """The dataset a stored recipe describes: the demo, or the file read and mapped again."""
+    if recipe.kind == "demo":
+        if recipe.name not in DEMOS:
+            raise ValueError(f"unknown demo {recipe.name!r}")
+        return cached_demo(recipe.name)
+    if recipe.kind == "upload":
+        table = read_table(recipe.content, recipe.name)
+        audit = AuditData.from_mapping(table.frame, recipe.mapping,
+                                       name=recipe.title or recipe.name)
+        notes = tuple(ValidationNote("info", n) for n in table.notes)
+        return replace(audit, report=notes + audit.report)
+    frame = pd.read_parquet(io.BytesIO(recipe.content))
+    return AuditData.from_mapping(frame, recipe.mapping, name=recipe.title)
+
+
+def forget_table() -> None:
+    """Delete this session's stored table, drop the token from the URL and go back to the
+    default demo."""
+    table_store().forget(stored_token())
+    for key in (_TOKEN, _SAVED, _AUDIT, _SOURCE):
+        st.session_state.pop(key, None)
+    if QUERY_KEY in st.query_params:
+        del st.query_params[QUERY_KEY]
+    ensure_active()
+
+
+def take_notice() -> str | None:
+    """A sentence about the stored table for the sidebar (once), or ``None``."""
+    return st.session_state.pop(_NOTICE, None)
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _saved() -> dict:
+    """The settings stored with the table: the page widgets' latest values and the
+    engine."""
+    saved = dict(st.session_state.get(_SAVED, {}))
+    widgets = dict(saved.get("widgets", {}))
+    for key in SAVED_WIDGETS:
+        value = st.session_state.get(key)
+        if value is not None and isinstance(_plain(value), (str, int, float, bool, list)):
+            widgets[key] = _plain(value)
+    saved["widgets"] = widgets
+    engine = st.session_state.get(_ENGINE)
+    saved["engine"] = engine if isinstance(engine, str) else None
+    return saved
+
+
+def save_settings() -> None:
+    """Store the current page settings and engine with this session's table when they
+    changed, and keep the token in the URL (page switches may drop it)."""
+    token = stored_token()
+    if token is None:
+        return
+    saved = _saved()
+    if saved != st.session_state.get(_SAVED):
+        st.session_state[_SAVED] = saved
+        with contextlib.suppress(OSError):  # else it stays stored with earlier settings
+            table_store().save_settings(token, saved)
+    if st.query_params.get(QUERY_KEY) != token:
+        st.query_params[QUERY_KEY] = token
 
 
 def active_audit() -> AuditData:
@@ -103,6 +259,8 @@ PAGE_SETTINGS = {
     "lce_gamma": ("gamma", float),
     "lcb_ranges": ("subgroup_ranges", int),
 }
+#: Widgets whose values are stored with the session's table and come back after a reload.
+SAVED_WIDGETS = (*PAGE_SETTINGS, "trust_b", "lce_signed", "lcb_subgroups")
 _PAGE_SNAPSHOT = "export_page_settings"
 _EXPORT_FILES = "export_files"
 _RECALIBRATION = "recalibration_comparison"
@@ -164,12 +322,35 @@ def request_exact(key: str, fingerprint: str) -> None:
 
 
 _ENGINE = "compute_engine"
+_ENGINE_NOTICE = "compute_engine_notice"
+#: The sidebar's engine radio.
+ENGINE_WIDGET = "engine_name_widget"
 
 
-def engine_choice() -> tuple[str | None, str | None]:
-    """``(engine name, Dask address)`` chosen in the sidebar, or ``(None, None)``."""
-    return st.session_state.get(_ENGINE, (None, None))
+def engine_choice() -> str | None:
+    """The name of the declared engine chosen in the sidebar, or ``None`` (the default)."""
+    chosen = st.session_state.get(_ENGINE)
+    return chosen if isinstance(chosen, str) else None
 
 
-def set_engine_choice(name: str, address: str | None) -> None:
-    st.session_state[_ENGINE] = (name, address)
+def set_engine_choice(name: str | None, widget: bool = True) -> None:
+    """Choose a declared engine by name for this session (``None``: the default); with
+    ``widget``, the sidebar's radio follows (only before it is drawn, or from its
+    callback)."""
+    st.session_state[_ENGINE] = name
+    if not widget:
+        return
+    if name is None:
+        st.session_state.pop(ENGINE_WIDGET, None)
+    else:
+        st.session_state[ENGINE_WIDGET] = name
+
+
+def engine_notice() -> tuple[str, float] | None:
+    """Why the chosen cluster is not used, and until when (``time.monotonic()``) it is not
+    tried again; ``None`` when it is in use."""
+    return st.session_state.get(_ENGINE_NOTICE)
+
+
+def set_engine_notice(notice: tuple[str, float] | None) -> None:
+    st.session_state[_ENGINE_NOTICE] = notice

@@ -25,6 +25,8 @@ DYNAMIC_CALLS = {
     "core/report/pdf.py": "chromium",       # the browser find_chromium() returned
     "tests/e2e/conftest.py": "chromium",    # Playwright's executable_path, the app server
     "tests/test_cli.py": "python",          # sys.executable: the virtual environment's Python
+    "tests/test_cluster.py": "python",      # the virtual environment's dask scheduler / worker
+    "benchmarks/serve_load.py": "python",   # asyncio.run (no program), the app server
     "tests/system_programs.py": "chromium",  # requires_program: shutil.which of a PROGRAMS key
 }
 

@@ -72,6 +72,35 @@ def read_table(source: str | Path | bytes, name: str | None = None) -> LoadedTab
     return _loaded(frame, name, notes)
 
 
+def check_limits(data: bytes, name: str, max_megabytes: float, max_rows: int) -> None:
+    """Refuse a file over ``max_megabytes`` or with more than ``max_rows`` rows before it is
+    parsed: a Parquet file's row count is read from its footer, a text file's rows are its
+    line breaks (a quoted field may hold more, so the count can only be high), counted
+    without parsing. Raises :class:`DataError` naming the size or rows and the limit."""
+    megabytes = len(data) / 1e6
+    if megabytes > max_megabytes:
+        raise DataError(
+            f"The file '{name}' has {megabytes:,.1f} MB; this server takes files of at most "
+            f"{max_megabytes:,.0f} MB (a limit its operator sets). Upload a sample of the rows, "
+            "or save the table as Parquet, which is several times smaller than CSV.")
+    if Path(name).suffix.lower() in PARQUET_SUFFIXES:
+        try:
+            import pyarrow.parquet as pq
+
+            rows = pq.ParquetFile(io.BytesIO(data)).metadata.num_rows
+        except Exception:  # noqa: BLE001 — an unreadable file gets read_table's message
+            return
+        about = ""
+    else:
+        rows = data.count(b"\n") - 1 + (not data.endswith(b"\n"))
+        about = "about "
+    if rows > max_rows:
+        raise DataError(
+            f"The file '{name}' has {about}{rows:,} rows; this server takes at most "
+            f"{max_rows:,} rows (a limit its operator sets). Upload a sample of the rows, or "
+            "audit the whole table with the command line (calibration-atlas audit).")
+
+
 def _loaded(frame: pd.DataFrame, name: str, notes: tuple[str, ...]) -> LoadedTable:
     """The table with unique column names; what that took is added to the notes."""
     deduplicated = deduplicate_columns(frame)

@@ -23,8 +23,16 @@ The choice is a context variable, so it holds per thread and per Streamlit sessi
     engine.set("threads")
 
 Every result of a kernel test records ``engine.current().describe()``. With no choice made,
-:func:`current` reads the environment once: ``CALIBRATION_ATLAS_DASK`` (a scheduler address,
-e.g. ``tcp://10.0.0.5:8786``) selects a Dask cluster, ``CALIBRATION_ATLAS_ENGINE=gpu`` the GPU.
+:func:`current` takes the default engine the operator declared
+(:mod:`core.kernels.declared`): ``CALIBRATION_ATLAS_DASK`` (a scheduler address, e.g.
+``tcp://10.0.0.5:8786``) selects a Dask cluster, ``CALIBRATION_ATLAS_ENGINE=gpu`` the GPU.
+
+A Dask engine made with ``fallback=True`` survives the loss of its cluster: when the
+scheduler stops answering mid-computation (Dask cancels every future), the tiles of that call
+run again on this machine's threads — they are pure, so the result is the same — the rest of
+the context computes on threads, and :func:`take_fallback` returns one sentence saying so.
+Without ``fallback`` the loss raises :class:`ClusterLost`. A worker that dies is Dask's
+business: the scheduler reruns its tasks elsewhere and the result does not change.
 """
 
 from __future__ import annotations
@@ -42,25 +50,30 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from core.data.validation import check_choice
+from core.kernels.declared import connect, declared_engines
 
 ENGINES = ("threads", "dask", "gpu")
 DTYPES = ("float64", "float32")
-#: Environment variables read when no engine was chosen in code.
-DASK_ADDRESS_VARIABLE = "CALIBRATION_ATLAS_DASK"
-ENGINE_VARIABLE = "CALIBRATION_ATLAS_ENGINE"
 #: Tile edge on the GPU: one tile of 8,192² float64 is 512 MiB, far from any card's limit,
 #: and large enough to keep the device busy.
 GPU_TILE = 8192
 
 
+class ClusterLost(RuntimeError):
+    """The Dask cluster stopped answering in the middle of a computation."""
+
+
 @dataclass(frozen=True)
 class Engine:
-    """Where tiles run: ``name`` in :data:`ENGINES`, a Dask ``client`` for ``"dask"``, and the
-    compute ``dtype`` of the GPU."""
+    """Where tiles run: ``name`` in :data:`ENGINES`, a Dask ``client`` for ``"dask"``, the
+    compute ``dtype`` of the GPU, and for Dask whether a lost cluster falls back to threads
+    (``fallback``) under the name the operator gave it (``label``)."""
 
     name: str = "threads"
     client: object | None = field(default=None, compare=False, repr=False)
     dtype: str = "float64"
+    fallback: bool = False
+    label: str = ""
 
     def __post_init__(self) -> None:
         check_choice(self.name, ENGINES, "engine", f"choose one of {', '.join(ENGINES)}")
@@ -78,11 +91,13 @@ class Engine:
         """One line for a result's parameters, e.g. ``"threads"`` or ``"gpu (float32)"``."""
         if self.name == "dask":
             workers = len(getattr(self.client, "scheduler_info", dict)().get("workers", {}))
-            return f"dask ({workers} workers)"
+            named = f" “{self.label}”" if self.label else ""
+            return f"dask{named} ({workers} workers)"
         return f"gpu ({self.dtype})" if self.name == "gpu" else "threads"
 
 
 _CHOSEN: ContextVar[Engine | None] = ContextVar("calibration_atlas_engine", default=None)
+_FELL_BACK: ContextVar[str | None] = ContextVar("calibration_atlas_fallback", default=None)
 
 
 @functools.cache
@@ -97,13 +112,11 @@ def gpu_available() -> bool:
 
 @functools.cache
 def _from_environment() -> Engine:
-    address = os.environ.get(DASK_ADDRESS_VARIABLE)
-    if address:
-        from dask.distributed import Client
-        return Engine("dask", client=Client(address))
-    if os.environ.get(ENGINE_VARIABLE, "threads") == "gpu":
-        return Engine("gpu")
-    return Engine()
+    declaration = declared_engines()
+    chosen = declaration.get(declaration.default)
+    if chosen.kind == "dask":
+        return Engine("dask", client=connect(chosen), label=chosen.name)
+    return Engine(chosen.kind)
 
 
 def current() -> Engine:
@@ -113,22 +126,33 @@ def current() -> Engine:
 
 
 def set(name: str = "threads", client: object | None = None,  # noqa: A001 — engine.set(...)
-        dtype: str = "float64") -> Engine:
+        dtype: str = "float64", fallback: bool = False, label: str = "") -> Engine:
     """Choose the engine for the rest of this context (thread / Streamlit session)."""
-    chosen = Engine(name, client, dtype)
+    chosen = Engine(name, client, dtype, fallback, label)
     _CHOSEN.set(chosen)
     return chosen
 
 
 def reset() -> None:
-    """Forget this context's choice: :func:`current` names the environment's engine again."""
+    """Forget this context's choice (:func:`current` names the environment's engine again)
+    and any fallback not yet taken."""
     _CHOSEN.set(None)
+    _FELL_BACK.set(None)
+
+
+def take_fallback() -> str | None:
+    """The sentence saying that this context's Dask cluster was lost and the computation went
+    on on threads, once (``None`` when that did not happen)."""
+    message = _FELL_BACK.get()
+    _FELL_BACK.set(None)
+    return message
 
 
 @contextmanager
-def use(name: str, client: object | None = None, dtype: str = "float64") -> Iterator[Engine]:
+def use(name: str, client: object | None = None, dtype: str = "float64",
+        fallback: bool = False, label: str = "") -> Iterator[Engine]:
     """Run the block's kernel sums on another engine, then restore the previous choice."""
-    token = _CHOSEN.set(Engine(name, client, dtype))
+    token = _CHOSEN.set(Engine(name, client, dtype, fallback, label))
     try:
         yield _CHOSEN.get()
     finally:
@@ -180,7 +204,19 @@ def run_tiles(
     """
     engine = current()
     if engine.name == "dask":
-        return _run_dask(engine.client, task, shared, items, reduce)
+        try:
+            return _run_dask(engine.client, task, shared, items, reduce)
+        except Exception as error:
+            if not _cluster_lost(error):
+                raise
+            lost = (f"The Dask cluster{f' “{engine.label}”' if engine.label else ''} stopped "
+                    f"answering during the computation ({type(error).__name__})")
+            if not engine.fallback:
+                raise ClusterLost(f"{lost}. Start it again, or compute on this machine "
+                                  "(engine.use('threads')).") from error
+            _FELL_BACK.set(f"{lost}; the computation finished on this machine's threads, and "
+                           "this session computes here from now on.")
+            _CHOSEN.set(Engine("threads"))
     if engine.name == "gpu":
         xp = array_module("cupy")
         dtype = xp.float32 if engine.dtype == "float32" else xp.float64
@@ -227,8 +263,20 @@ def _run_threads(task: Callable[..., np.ndarray], shared: tuple[np.ndarray, ...]
         yield from pool.map(lambda item: task("numpy", *shared, item), items)
 
 
+def _cluster_lost(error: BaseException) -> bool:
+    """Whether ``error`` is Dask saying that the cluster is gone (futures cancelled because
+    the scheduler connection was lost, a closed comm, a refused or timed-out connection)."""
+    from concurrent.futures import CancelledError
+
+    from distributed.comm.core import CommClosedError
+
+    return isinstance(error, (CancelledError, CommClosedError, OSError, TimeoutError))
+
+
 def _run_dask(client, task: Callable[..., np.ndarray], shared: tuple[np.ndarray, ...],
               items: Sequence[object], reduce: str) -> np.ndarray | list[np.ndarray]:
+    if getattr(client, "status", "running") != "running":
+        raise ConnectionError(f"the client is {client.status}")
     # hash=False: equal arrays (query and reference of one call, or of successive calls) get
     # keys of their own, so releasing one never loses another's data
     scattered = client.scatter(list(shared), broadcast=True, hash=False)

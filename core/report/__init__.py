@@ -6,6 +6,7 @@ Modules, one concept each:
   per process) or standalone HTML;
 * :mod:`~core.report.charts` — the audit's figures, styled and captioned;
 * :mod:`~core.report.summary` — the plain-language findings;
+* :mod:`~core.report.provenance` — versions, engine, data fingerprint and user of a report;
 * :mod:`~core.report.schema` — the versioned JSON and the CSV tables, escaped against
   spreadsheet formulas (documented in ``docs/report-schema.md``);
 * :mod:`~core.report.html` — the self-contained HTML report;
@@ -95,7 +96,7 @@ def render_figures(figures: Sequence[AuditFigure], formats: Sequence[str],
 def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
                  formats: Sequence[str] = FORMATS, pdf: bool = True,
                  figures: Sequence[AuditFigure] | None = None,
-                 progress: Progress | None = None) -> Report:
+                 progress: Progress | None = None, user: str | None = None) -> Report:
     """The report of ``result``: HTML, PDF (where Chromium exists), JSON, figures, tables.
 
     Parameters
@@ -116,6 +117,8 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
         The figures (default: :func:`~core.report.charts.audit_figures`).
     progress : callable, optional
         ``progress(fraction, message)``.
+    user : str, optional
+        The signed-in user, recorded in the provenance (:mod:`core.report.provenance`).
 
     Returns
     -------
@@ -146,7 +149,7 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
     else:
         notes += ("The HTML report is interactive (plotly.js inline) because its figures "
                   "could not be drawn as images: " + reason,)
-    html = report_html(result, audit, figures, images, comparison, created)
+    html = report_html(result, audit, figures, images, comparison, created, user)
     seconds["html"] = time.perf_counter() - start
 
     pdf_bytes = None
@@ -159,7 +162,7 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
             notes += (f"No PDF report: {error}",)
         seconds["pdf"] = time.perf_counter() - start
     report(0.95, "Writing the JSON and CSV tables…")
-    json_text = report_json(result, audit, comparison, created)
+    json_text = report_json(result, audit, comparison, created, user)
     tables = {slug(name): csv_text(frame)
               for name, frame in result_tables(result, comparison).items()}
     report(1.0, "Report ready")

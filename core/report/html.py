@@ -28,6 +28,7 @@ import core
 from core.audit import AuditResult
 from core.data.audit_data import AuditData
 from core.report.charts import AuditFigure, slug
+from core.report.provenance import provenance
 from core.report.schema import NULL_HYPOTHESES, SCHEMA_VERSION, check_comparison
 from core.report.summary import findings
 
@@ -182,6 +183,19 @@ def dataset_section(result: AuditResult, audit: AuditData) -> str:
     return f"<h2>Data</h2>{key_value_html(pairs)}{notes_html}"
 
 
+def provenance_section(result: AuditResult, user: str | None) -> str:
+    """Product and library versions, engine, data fingerprint and the signed-in user."""
+    record = provenance(result, user)
+    pairs: list[tuple[str, object]] = [
+        ("product", f"Calibration Atlas {record['version']} (Python {record['python']})"),
+        *((name, number) for name, number in record["libraries"].items()),
+        ("compute engine", ", ".join(record["engine"])),
+        ("data fingerprint", record["data_fingerprint"]),
+        ("signed-in user", record["user"] or "none (no sign-in on this server)"),
+    ]
+    return f"<h2>Provenance</h2>{key_value_html(pairs)}"
+
+
 def settings_section(result: AuditResult) -> str:
     rows = [{"setting": name, "value": "None" if value is None else
              (", ".join(value) if isinstance(value, tuple) else str(value)),
@@ -286,7 +300,7 @@ def recalibration_section(comparison: pd.DataFrame | None) -> str:
 def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFigure],
                 images: Mapping[str, bytes] | None = None,
                 comparison: pd.DataFrame | None = None,
-                created: dt.datetime | None = None) -> str:
+                created: dt.datetime | None = None, user: str | None = None) -> str:
     """The self-contained HTML report.
 
     Parameters
@@ -306,6 +320,8 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
         The recalibration comparison (:data:`core.report.schema.COMPARISON_COLUMNS`).
     created : datetime, optional
         The time stamp (default: now, UTC).
+    user : str, optional
+        The signed-in user, recorded in the provenance section.
 
     Returns
     -------
@@ -329,6 +345,7 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
         f"<code>{escape(result.fingerprint[:16])}…</code></p>",
         summary_section(result, comparison),
         dataset_section(result, audit),
+        provenance_section(result, user),
         settings_section(result),
         reliability_section(result, blocks),
         groups_section(result, blocks),

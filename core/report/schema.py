@@ -26,10 +26,11 @@ import pandas as pd
 import core
 from core.audit import AuditResult
 from core.data.audit_data import AuditData
+from core.report.provenance import provenance
 from core.report.summary import findings
 from core.stattests.result import TestResult
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 SCHEMA_ID = "calibration-atlas/audit-report"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Columns a recalibration comparison table must have (core.recalibration.compare).
@@ -169,7 +170,7 @@ def local_record(result: AuditResult) -> dict:
 
 def report_document(result: AuditResult, audit: AuditData,
                     comparison: pd.DataFrame | None = None,
-                    created: dt.datetime | None = None) -> dict:
+                    created: dt.datetime | None = None, user: str | None = None) -> dict:
     """The whole report as a JSON-ready dict (see ``docs/report-schema.md``).
 
     Parameters
@@ -182,6 +183,8 @@ def report_document(result: AuditResult, audit: AuditData,
         The recalibration comparison (:data:`COMPARISON_COLUMNS`); ``None``: not run.
     created : datetime, optional
         The report's time stamp (default: now, UTC).
+    user : str, optional
+        The signed-in user, for the provenance record (:mod:`core.report.provenance`).
 
     Returns
     -------
@@ -195,6 +198,7 @@ def report_document(result: AuditResult, audit: AuditData,
         "schema": SCHEMA_ID, "schema_version": SCHEMA_VERSION,
         "generator": {"name": "calibration-atlas", "version": core.__version__},
         "created": created.isoformat(timespec="seconds"),
+        "provenance": provenance(result, user),
         "dataset": dataset_record(result, audit),
         "settings": dataclasses.asdict(result.settings),
         "summary": [{"level": f.level, "topic": f.topic, "text": f.text}
@@ -215,9 +219,9 @@ def report_document(result: AuditResult, audit: AuditData,
 
 
 def report_json(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
-                created: dt.datetime | None = None) -> str:
+                created: dt.datetime | None = None, user: str | None = None) -> str:
     """:func:`report_document` as indented JSON text (UTF-8, no NaN literals)."""
-    return json.dumps(report_document(result, audit, comparison, created), indent=2,
+    return json.dumps(report_document(result, audit, comparison, created, user), indent=2,
                       ensure_ascii=False, allow_nan=False)
 
 

@@ -13,7 +13,7 @@ from core.data.column_guess import group_member_columns, guess_columns
 from core.data.demo import DEMOS, demo_mapping
 from core.data.mapping import ColumnMapping
 from core.data.problems import DataError, ValidationNote
-from core.data.readers import SUPPORTED_SUFFIXES, LoadedTable, read_table
+from core.data.readers import SUPPORTED_SUFFIXES, LoadedTable, check_limits, read_table
 from core.data.reference_model import REFERENCE_MODELS, train_reference_model
 from core.data.table import summarise_columns
 from core.figures.data import class_balance_figure
@@ -26,7 +26,9 @@ from dashboard.state import (
     last_upload,
     remember_upload,
     set_active,
+    settings,
 )
+from dashboard.workspace import Recipe
 
 NONE = "(none)"
 AUTOMATIC = "(automatic)"
@@ -49,7 +51,8 @@ def demo_tab() -> None:
     )
     st.markdown(DEMOS[key].description)
     if st.button("Use this demo", type="primary", key="use_demo"):
-        set_active(cached_demo(key), f"demo: {DEMOS[key].title}")
+        source = f"demo: {DEMOS[key].title}"
+        set_active(cached_demo(key), source, recipe=Recipe.demo(key, source))
         st.success(f"Now auditing the demo “{DEMOS[key].title}”.")
 
 
@@ -68,7 +71,9 @@ def upload_tab() -> None:
         )
         st.code(EXAMPLE_CSV, language="text")
         return
+    limits = settings()
     try:
+        check_limits(uploaded.getvalue(), uploaded.name, limits.max_megabytes, limits.max_rows)
         table = cached_read(uploaded.getvalue(), uploaded.name)
     except DataError as error:
         st.error(str(error), icon=":material/error:")
@@ -83,7 +88,9 @@ def upload_tab() -> None:
     file_key = hashlib.sha1(uploaded.getvalue()).hexdigest()[:10]
     mapping = mapping_form(frame, f"map_{file_key}")
     if st.button("Validate and use this table", type="primary", key="use_upload"):
-        activate(frame, mapping, uploaded.name, f"upload: {uploaded.name}", table.notes)
+        source = f"upload: {uploaded.name}"
+        activate(frame, mapping, uploaded.name, source, table.notes,
+                 Recipe("upload", uploaded.name, source, mapping, uploaded.getvalue()))
 
 
 def mapping_form(frame, key: str) -> ColumnMapping:
@@ -138,9 +145,10 @@ def mapping_form(frame, key: str) -> ColumnMapping:
 
 
 def activate(frame, mapping: ColumnMapping, name: str, source: str,
-             read_notes: tuple[str, ...] = ()) -> None:
+             read_notes: tuple[str, ...] = (), recipe: Recipe | None = None) -> None:
     """Validate and make active; what was done before validation (the reader's repairs such
-    as repeated headers, the reference model's training) opens the validation report."""
+    as repeated headers, the reference model's training) opens the validation report.
+    ``recipe`` is how the table is stored for a reload (default: the validated columns)."""
     if not mapping.probs:
         st.error("Choose at least one probability column.", icon=":material/error:")
         return
@@ -150,7 +158,7 @@ def activate(frame, mapping: ColumnMapping, name: str, source: str,
         st.error(str(error), icon=":material/error:")
         return
     notes = tuple(ValidationNote("info", n) for n in read_notes)
-    set_active(replace(audit, report=notes + audit.report), source)
+    set_active(replace(audit, report=notes + audit.report), source, recipe=recipe)
     st.success(f"Now auditing {name}: {audit.n:,} rows passed validation.")
 
 

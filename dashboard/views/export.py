@@ -11,6 +11,7 @@ from core.audit import settings_for
 from core.report import build_report, render_figures
 from core.report.export import MIME_TYPES, ExportError, available_formats, zip_archive
 from core.report.export import static_unavailable_reason as no_static_reason
+from dashboard.access import signed_in_user
 from dashboard.cache import diagnostics
 from dashboard.state import (
     active_audit,
@@ -79,7 +80,8 @@ def report_panel(result, audit, figures) -> None:
                  disabled=not chosen):
         bar = st.progress(0.0, text="Building the report…")
         report = build_report(result, audit, comparison, formats=(), pdf="PDF" in chosen,
-                              figures=figures, progress=lambda f, m: bar.progress(f, text=m))
+                              figures=figures, progress=lambda f, m: bar.progress(f, text=m),
+                              user=signed_in_user())
         bar.empty()
         contents = {"HTML": report.html.encode("utf-8"), "PDF": report.pdf,
                     "JSON": report.json.encode("utf-8"),

@@ -6,6 +6,7 @@ Debian's `chromium` package so they always run there. Screenshots land in `.scre
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -55,27 +56,38 @@ def wait_healthy(url: str, process: subprocess.Popen, log: Path) -> None:
     raise RuntimeError(f"streamlit did not become healthy:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture(scope="session")
-def app_url(tmp_path_factory):
-    port = free_port()
-    log = tmp_path_factory.mktemp("streamlit") / "server.log"
+@contextlib.contextmanager
+def serve(folder: Path, env: dict[str, str] | None = None, port: int | None = None,
+          args: tuple[str, ...] = ()):
+    """A `streamlit run` of the app on 127.0.0.1 (its log and stored tables in ``folder``,
+    ``env`` added to the environment); yields ``(url, process)`` and stops it after."""
+    port = port or free_port()
+    log = folder / f"server-{port}.log"
+    environment = {**os.environ, "CALIBRATION_ATLAS_STORE": str(folder / "tables"),
+                   **(env or {})}
     with log.open("w") as sink:
         process = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", str(APP), "--server.port", str(port),
              "--server.address", "127.0.0.1", "--server.headless", "true",
-             "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT,
+             "--browser.gatherUsageStats", "false", *args],
+            cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, env=environment,
         )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, process, log)
-        yield url
+        yield url, process
     finally:
         process.terminate()
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url(tmp_path_factory):
+    with serve(tmp_path_factory.mktemp("streamlit")) as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="session")
