@@ -207,16 +207,7 @@ def run_tiles(
         try:
             return _run_dask(engine.client, task, shared, items, reduce)
         except Exception as error:
-            if not _cluster_lost(error):
-                raise
-            lost = (f"The Dask cluster{f' “{engine.label}”' if engine.label else ''} stopped "
-                    f"answering during the computation ({type(error).__name__})")
-            if not engine.fallback:
-                raise ClusterLost(f"{lost}. Start it again, or compute on this machine "
-                                  "(engine.use('threads')).") from error
-            _FELL_BACK.set(f"{lost}; the computation finished on this machine's threads, and "
-                           "this session computes here from now on.")
-            _CHOSEN.set(Engine("threads"))
+            _fall_back(engine, error)
     if engine.name == "gpu":
         xp = array_module("cupy")
         dtype = xp.float32 if engine.dtype == "float32" else xp.float64
@@ -225,6 +216,21 @@ def run_tiles(
         return _add(parts) if reduce == "sum" else parts
     parts = list(_run_threads(task, shared, items, n_jobs))
     return _add(parts) if reduce == "sum" else parts
+
+
+def _fall_back(engine: Engine, error: Exception) -> None:
+    """After ``error`` on a Dask engine: re-raise it unless the cluster was lost; raise
+    :class:`ClusterLost` without ``fallback``; else note the loss and compute on threads."""
+    if not _cluster_lost(error):
+        raise error
+    lost = (f"The Dask cluster{f' “{engine.label}”' if engine.label else ''} stopped "
+            f"answering during the computation ({type(error).__name__})")
+    if not engine.fallback:
+        raise ClusterLost(f"{lost}. Start it again, or compute on this machine "
+                          "(engine.use('threads')).") from error
+    _FELL_BACK.set(f"{lost}; the computation finished on this machine's threads, and "
+                   "this session computes here from now on.")
+    _CHOSEN.set(Engine("threads"))
 
 
 def in_threads(function: Callable[[object], object], items: Sequence[object],
@@ -302,13 +308,18 @@ def map_partitions(task: Callable[[object, object], object], source: object,
     must see at the same path; a Dask DataFrame: the frame's own tasks) and returns only its
     partial result, and ``reduce`` runs on the cluster too, so only the reduced result travels
     back. ``task`` and ``reduce`` must pickle (module-level classes or functions).
-    ``progress(done, total)`` is called from the calling thread as partitions finish.
+    ``progress(done, total)`` is called from the calling thread as partitions finish. A
+    cluster lost mid-pass is handled as :func:`run_tiles` does (the pass reruns on threads
+    when the engine has ``fallback``, else :class:`ClusterLost`).
     """
     partitions = list(source.partitions)
     engine = current()
     if engine.name == "dask":
-        return _dask_partitions(engine.client, task, source, partitions, list(columns), reduce,
-                                progress)
+        try:
+            return _dask_partitions(engine.client, task, source, partitions, list(columns),
+                                    reduce, progress)
+        except Exception as error:
+            _fall_back(engine, error)
     done = [0]
 
     def run(partition: object) -> object:

@@ -62,6 +62,8 @@ def reliability_figures(result: AuditResult, audit: AuditData) -> list[AuditFigu
     """Reliability diagram, class balance of the audited rows and one grid per group."""
     settings, section = result.settings, result.reliability
     data, _ = audit_part(audit, settings.part)
+    balance_table = result.stream.class_balance if result.stream is not None else \
+        data.class_balance()
     kind = "equal-width" if settings.strategy == "uniform" else "equal-mass"
     binning = f"{settings.n_bins} {kind} bins, {settings.interval} intervals"
     class_name = (audit.classes[settings.class_index]
@@ -74,7 +76,7 @@ def reliability_figures(result: AuditResult, audit: AuditData) -> list[AuditFigu
         binning)]
     balance = caption_text(notion="class shares", split=_split(result), n=result.rows)
     figures.append(AuditFigure("class_balance", "Class balance",
-                               apply_style(class_balance_figure(data.class_balance()),
+                               apply_style(class_balance_figure(balance_table),
                                            balance), balance))
     for group, (_, tables) in section.groups.items():
         bins = min(settings.n_bins, settings.group_bins)
@@ -176,16 +178,19 @@ def audit_figures(result: AuditResult, audit: AuditData) -> tuple[AuditFigure, .
     result : AuditResult
         From :func:`core.audit.run_audit`.
     audit : AuditData
-        The data ``result`` was computed on (its fingerprint must match).
+        The data ``result`` was computed on (its fingerprint must match; for a streamed
+        audit, its seeded sample).
 
     Returns
     -------
     tuple of AuditFigure
         Styled, captioned figures with unique keys.
     """
-    if audit.fingerprint != result.fingerprint:
+    expected = result.stream.sample_fingerprint if result.stream is not None else \
+        result.fingerprint  # a streamed audit's figures draw rows from its seeded sample
+    if audit.fingerprint != expected:
         raise ValueError("The audit result was computed on other data than the one given: "
-                         f"fingerprints {result.fingerprint[:12]} and "
+                         f"fingerprints {expected[:12]} and "
                          f"{audit.fingerprint[:12]} differ. Pass the data the audit ran on.")
     figures = [*reliability_figures(result, audit), *klce_figures(result),
                *lcb_figures(result, audit), *lce_figures(result)]

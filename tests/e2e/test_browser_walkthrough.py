@@ -134,7 +134,7 @@ def export_step(page, folder: Path) -> None:
     assert "group-temperature" in html  # the Recalibration page's comparison is in the report
     assert REMOTE.search(html) is None and "<script" not in html
     results = download(page, "Download results.json", folder)
-    assert b'"schema_version": "1.1"' in results.read_bytes()
+    assert b'"schema_version": "1.2"' in results.read_bytes()
     pdf = download(page, "Download report.pdf", folder)
     assert pdf.read_bytes()[:5] == b"%PDF-"
     assert io.BytesIO(html.encode()).getbuffer().nbytes > 100_000  # figures embedded
