@@ -450,11 +450,12 @@ def check_settings(settings: AuditSettings) -> None:
                          "row.")
 
 
-def kernel_plan(n: int, resamples: int, features: int, maps: int = 1, per_resample: int = 1,
-                min_features: int | None = None) -> Plan:
-    """:func:`core.kernels.computation.plan` for streamed rows: random features always."""
+def kernel_plan(computation: str, n: int, resamples: int, features: int, maps: int = 1,
+                per_resample: int = 1, min_features: int | None = None) -> Plan:
+    """:func:`core.kernels.computation.plan` for streamed rows: random features always
+    (``"auto"``: D and B sized to the data; ``"rff"``: as asked)."""
     options = {} if min_features is None else {"min_features": min_features}
-    chosen = computation_plan("auto", n, resamples, features, None, maps, per_resample,
+    chosen = computation_plan(computation, n, resamples, features, None, maps, per_resample,
                               **options)
     if chosen.label == "exact":
         return Plan(f"rff({features})", STREAMED_REASON, features, resamples)
@@ -649,15 +650,17 @@ def kernel_setup(spec: Spec, sums: dict) -> KernelSetup:
     x_grid = bandwidth_grid(sigma_x) if np.isfinite(sigma_x) else np.array([np.inf])
     pairs = [(a, b) for a in p_grid for b in x_grid]
     dimension = 1 + (X.shape[1] if np.isfinite(sigma_x) else 0)
-    grid_plan = kernel_plan(n, settings.grid_resamples, settings.grid_features, len(pairs))
+    grid_plan = kernel_plan(settings.computation, n, settings.grid_resamples,
+                            settings.grid_features, len(pairs))
     grid_map, per_column = fourier_maps(dimension, dimension - 1, pairs, grid_plan.n_features,
                                         settings.seed)
     Z, _ = prediction_residuals(rows.probs, rows.y)
     m = 1 if spec.schema.n_classes == 2 else spec.schema.n_classes
-    skce_plan = kernel_plan(n, settings.test_resamples, TEST_FEATURES, per_resample=m)
+    skce_plan = kernel_plan(settings.computation, n, settings.test_resamples, TEST_FEATURES,
+                            per_resample=m)
     resamples = min(settings.n_bootstrap, SKCE_RESAMPLES)
-    value_plan = kernel_plan(n, resamples, DEFAULT_FEATURES, per_resample=m,
-                             min_features=VALUE_FEATURES)
+    value_plan = kernel_plan(settings.computation, n, resamples, DEFAULT_FEATURES,
+                             per_resample=m, min_features=VALUE_FEATURES)
     return KernelSetup(standardizer, grid_map, per_column, grid_plan,
                        FourierMap.draw(Z.shape[1], skce_plan.n_features, settings.seed),
                        float(median_heuristic(Z)), skce_plan, value_plan,

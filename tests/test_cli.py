@@ -266,3 +266,30 @@ def test_credal_files_escape_spreadsheet_formulas(ensemble_csv: Path, tmp_path: 
     assert "'weight[=tree]" not in header and "weight[=tree]" in header  # not at a cell start
     document = json.loads((out / "credal.json").read_text())
     assert document["members"] == ["net", "'=tree"]
+
+
+def test_a_parquet_folder_is_streamed_partition_by_partition(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    table = audit_table(600)
+    for k in range(3):
+        table.iloc[200 * k:200 * (k + 1)].to_parquet(folder / f"part-{k}.parquet", index=False)
+    out = tmp_path / "report"
+    status = cli.main(["audit", str(folder), "--label", "y", "--prob", "p", "--features",
+                       "age,sex", "--groups", "grp", "--split", "split", "--out", str(out),
+                       "--formats", "html", "--sample-rows", "1000", *SMALL])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "Streaming scores (3 Parquet files, 3 row groups, 600 rows)" in err
+    assert "Sums over rows: 3 of 3 partitions" in err  # a line per partition in a log
+    assert "Passes: Reading the labels and levels" in err and "Peak memory" in err
+    document = json.loads((out / "results.json").read_text())
+    assert document["stream"]["rows"] == 600 and document["stream"]["partitions"] == 3
+    assert document["dataset"]["rows_total"] == 600
+    assert "How the data were read" in (out / "report.html").read_text()
+
+
+def test_streaming_a_csv_file_is_refused_with_a_sentence(table_csv: Path, capsys) -> None:
+    assert cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p", "--stream"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a Parquet file" in err and "Traceback" not in err

@@ -336,11 +336,13 @@ def map_partitions(task: Callable[[object, object], object], source: object,
 
 
 def _read_and_run(task: Callable, source: object, partition: object, columns: list) -> object:
-    return task(partition, source.read(partition, columns))
+    with threadpool_limits(limits=1, user_api="blas"):  # as on threads: one BLAS thread a task
+        return task(partition, source.read(partition, columns))
 
 
 def _run_on(task: Callable, partition: object, frame: object) -> object:
-    return task(partition, frame.reset_index(drop=True))
+    with threadpool_limits(limits=1, user_api="blas"):
+        return task(partition, frame.reset_index(drop=True))
 
 
 def _reduce_in_order(reduce: Callable[[list], object], *parts: object) -> object:
@@ -354,9 +356,13 @@ def _dask_partitions(client, task: Callable, source: object, partitions: list,
     from distributed import as_completed
 
     [shared] = client.scatter([task], broadcast=True, hash=False)
-    if getattr(source, "kind", "parquet") == "parquet":
+    kind = getattr(source, "kind", "parquet")
+    if kind == "parquet":
         light = source.without_frame()
         futures = [client.submit(_read_and_run, shared, light, p, columns, pure=False)
+                   for p in partitions]
+    elif kind == "pandas":  # rows in this process: each partition's are sent with its task
+        futures = [client.submit(_run_on, shared, p, source.read(p, columns), pure=False)
                    for p in partitions]
     else:
         pieces = source.frame[columns].to_delayed()
