@@ -414,25 +414,73 @@ def group_diagnostics(audit: AuditData, group: str, notion: str, class_index: in
     return summary, tables
 
 
-def reliability_section(data: AuditData, settings: AuditSettings) -> ReliabilitySection:
-    """The Reliability page at ``settings`` on the audited rows ``data``."""
+def reliability_section(data: AuditData, settings: AuditSettings,
+                        sections: Sections | None = None) -> ReliabilitySection:
+    """The Reliability page at ``settings`` on the audited rows ``data`` (each piece from
+    ``sections``: computed, or a cache's)."""
+    sections = sections or Sections()
     notion = settings.notion or metrics.default_notion(data.probs)
     class_index = settings.class_index if notion == "classwise" else None
-    table = metrics.reliability_table(data.probs, data.y, n_bins=settings.n_bins,
-                                      strategy=settings.strategy, notion=notion,
-                                      interval=settings.interval, class_index=class_index)
-    summary = pd.concat([
-        metrics_with_skce(data.probs, data.y, notion, settings.n_bins, settings.strategy,
-                          settings.n_bootstrap, settings.bootstrap_method, settings.seed,
-                          settings.computation),
-        extended_metrics(data.probs, data.y, notion, class_index, settings.n_bootstrap,
-                         settings.bootstrap_method, settings.seed)], ignore_index=True)
-    tests = calibration_tests(data.probs, data.y, notion, class_index, settings.test_resamples,
-                              settings.seed, settings.computation)
-    bins = min(settings.n_bins, settings.group_bins)
-    groups = {g: group_diagnostics(data, g, notion, class_index, bins, settings.strategy)
+    table = sections.reliability_table(data, notion, class_index, settings)
+    summary = pd.concat([sections.metrics(data, notion, settings),
+                         sections.extended(data, notion, class_index, settings)],
+                        ignore_index=True)
+    tests = sections.tests(data, notion, class_index, settings)
+    groups = {g: sections.groups(data, g, notion, class_index, settings)
               for g in data.groups.columns}
     return ReliabilitySection(table, summary, tests, groups, notion)
+
+
+class Sections:
+    """The computations an audit is made of, one method a piece, each computing it.
+
+    :func:`run_audit` asks an instance for every piece. A subclass may answer from a cache:
+    the app's Export page passes the pages' own caches
+    (``dashboard.cache.diagnostics.PageSections``), so a report at the settings the pages
+    used reuses what they already computed instead of computing it again.
+    """
+
+    def reliability_table(self, data: AuditData, notion: str, class_index: int | None,
+                          settings: AuditSettings) -> pd.DataFrame:
+        return metrics.reliability_table(data.probs, data.y, n_bins=settings.n_bins,
+                                         strategy=settings.strategy, notion=notion,
+                                         interval=settings.interval, class_index=class_index)
+
+    def metrics(self, data: AuditData, notion: str, settings: AuditSettings) -> pd.DataFrame:
+        return metrics_with_skce(data.probs, data.y, notion, settings.n_bins,
+                                 settings.strategy, settings.n_bootstrap,
+                                 settings.bootstrap_method, settings.seed,
+                                 settings.computation)
+
+    def extended(self, data: AuditData, notion: str, class_index: int | None,
+                 settings: AuditSettings) -> pd.DataFrame:
+        return extended_metrics(data.probs, data.y, notion, class_index, settings.n_bootstrap,
+                                settings.bootstrap_method, settings.seed)
+
+    def tests(self, data: AuditData, notion: str, class_index: int | None,
+              settings: AuditSettings) -> dict[str, TestResult]:
+        return calibration_tests(data.probs, data.y, notion, class_index,
+                                 settings.test_resamples, settings.seed, settings.computation)
+
+    def groups(self, data: AuditData, group: str, notion: str, class_index: int | None,
+               settings: AuditSettings) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+        return group_diagnostics(data, group, notion, class_index,
+                                 min(settings.n_bins, settings.group_bins), settings.strategy)
+
+    def klce_grid(self, data: AuditData, features: tuple[str, ...], settings: AuditSettings,
+                  progress: Progress | None = None) -> GridTestResult:
+        return klce_grid(data, features, settings.class_index, settings.null,
+                         settings.grid_resamples, settings.seed, progress=progress,
+                         computation=settings.computation, n_features=settings.grid_features)
+
+    def lcb(self, audit: AuditData, features: tuple[str, ...],
+            settings: AuditSettings) -> LcbSection:
+        return lcb_section(audit, features, settings.class_index, settings.subgroup_ranges)
+
+    def lce(self, data: AuditData, features: tuple[str, ...], settings: AuditSettings,
+            progress: Progress | None = None) -> LceSection | None:
+        return lce_section(data, features, settings.embedding, settings.gamma, settings.seed,
+                           progress=progress)
 
 
 # --------------------------------------------------------------------------- local
@@ -506,15 +554,17 @@ def numeric_features(audit: AuditData, features: tuple[str, ...]) -> list[str]:
 
 
 def lcb_section(audit: AuditData, features: tuple[str, ...], class_index: int | None,
-                n_ranges: int, computation: str = "auto", seed: int = 0) -> LcbSection:
+                n_ranges: int, computation: str = "auto", seed: int = 0,
+                select=None, estimate_with=None) -> LcbSection:
     """The Local bias page's defaults: cross-validated bandwidths, LCB of the query rows
     (exact, or sampled on large data: :func:`lcb_estimate`) and the subgroups of the first
     two group attributes × ranges of the first numeric feature (of the prediction when no
-    feature is numeric)."""
+    feature is numeric). ``select`` and ``estimate_with`` replace :func:`lcb_bandwidths` and
+    :func:`lcb_estimate` (the app's caches of them)."""
     reference, query, how = reference_and_query(audit)
-    sigma_p, sigma_x, cv_table = lcb_bandwidths(reference, features, class_index)
-    estimate = lcb_estimate(reference, query, features, class_index, sigma_p, sigma_x,
-                            computation, seed)
+    sigma_p, sigma_x, cv_table = (select or lcb_bandwidths)(reference, features, class_index)
+    estimate = (estimate_with or lcb_estimate)(reference, query, features, class_index, sigma_p,
+                                               sigma_x, computation, seed)
     numeric = numeric_features(audit, features)
     if numeric:
         x, x_name = query.feature_frame[numeric[0]].to_numpy(dtype=float), numeric[0]
@@ -544,7 +594,8 @@ def feature_map(data: AuditData, features: tuple[str, ...], method: str, seed: i
 
 def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: float,
                 seed: int = 0, progress: Progress | None = None,
-                computation: str = "auto") -> LceSection | None:
+                computation: str = "auto", map_with=None, curve_with=None
+                ) -> LceSection | None:
     """MLCE over γ (Luo et al. Fig. 1) on a map of the audit features; ``None`` when no
     audit feature is chosen. ``computation`` is the LCE method
     (:func:`core.local.lce_plan.plan_method`:
@@ -557,12 +608,13 @@ def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: 
         if progress is not None:
             progress(fraction, message)
 
-    coords, embedding = feature_map(data, features, method, seed,
-                                    lambda f, m: report(0.2 * f, m))
+    coords, embedding = (map_with or feature_map)(data, features, method, seed,
+                                                  lambda f, m: report(0.2 * f, m))
     conf, correct = metrics.confidence_outcome(data.probs, data.y, "top-label")
     gammas = sorted({*CURVE_GAMMAS, float(gamma)})
-    curve = mlce_curve(conf, correct, coords, gammas, n_bins=LCE_BINS, method=computation,
-                       progress=lambda f, m: report(0.2 + 0.8 * f, m))
+    curve = (curve_with or mlce_curve)(conf, correct, coords, gammas, n_bins=LCE_BINS,
+                                       method=computation,
+                                       progress=lambda f, m: report(0.2 + 0.8 * f, m))
     at = float(curve.loc[np.isclose(curve["gamma"], gamma), "mlce"].iloc[0])
     mce = metrics.mce(data.probs, data.y, LCE_BINS, "uniform", notion="top-label")
     described = "the standardised feature" if embedding is None else \
@@ -588,7 +640,8 @@ def curve_computation(curve: pd.DataFrame) -> str:
 
 
 def run_audit(audit: AuditData, settings: AuditSettings | None = None,
-              progress: Progress | None = None) -> AuditResult:
+              progress: Progress | None = None,
+              sections: Sections | None = None) -> AuditResult:
     """Compute every page's numbers for ``audit`` at ``settings`` (default: the pages').
 
     Parameters
@@ -599,6 +652,8 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
         What to compute; the defaults are the pages' defaults.
     progress : callable, optional
         ``progress(fraction, message)``, called as the sections finish.
+    sections : Sections, optional
+        Where each piece comes from (default: computed; the app passes its caches).
 
     Returns
     -------
@@ -606,6 +661,7 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
         The sections with the settings and the rows they used.
     """
     settings = settings or AuditSettings()
+    sections = sections or Sections()
 
     def report(fraction: float, message: str) -> None:
         if progress is not None:
@@ -614,17 +670,14 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     data, part = audit_part(audit, settings.part)
     features = feature_columns(audit, settings.features)
     report(0.0, "Reliability: metrics, bootstrap intervals and tests…")
-    reliability = reliability_section(data, settings)
+    reliability = reliability_section(data, settings, sections)
     report(0.25, "Trust test: KLCE² over the bandwidth grid…")
-    grid = klce_grid(data, features, settings.class_index, settings.null,
-                     settings.grid_resamples, settings.seed,
-                     progress=lambda f, m: report(0.25 + 0.35 * f, f"Trust test: {m}"),
-                     computation=settings.computation, n_features=settings.grid_features)
+    grid = sections.klce_grid(data, features, settings,
+                              lambda f, m: report(0.25 + 0.35 * f, f"Trust test: {m}"))
     report(0.6, "Local bias: cross-validated bandwidths and LCB…")
-    bias = lcb_section(audit, features, settings.class_index, settings.subgroup_ranges)
+    bias = sections.lcb(audit, features, settings)
     report(0.75, "LCE landscape: map of the audit features and MLCE over γ…")
-    lce = lce_section(data, features, settings.embedding, settings.gamma, settings.seed,
-                      progress=lambda f, m: report(0.75 + 0.2 * f, m))
+    lce = sections.lce(data, features, settings, lambda f, m: report(0.75 + 0.2 * f, m))
     notes = () if features else ("No audit features are mapped: the KLCE test uses the "
                                  "prediction kernel only and there is no LCE landscape.",)
     report(1.0, "Audit complete")

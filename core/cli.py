@@ -398,7 +398,7 @@ def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: 
     bar = ProgressBar(stream, "report")
     try:
         report = build_report(result, audit, comparison=comparison, formats=formats,
-                              progress=bar)
+                              progress=bar, shared_plotly=True)
     finally:
         bar.close()
         renderer().close()  # the figure browser, closed now rather than at interpreter exit

@@ -55,6 +55,7 @@ from core.audit import (
 from core.data.audit_data import AuditData
 from core.data.groups import MIN_GROUP_ROWS
 from core.data.mapping import ColumnMapping
+from core.data.problems import DataError, quote_list
 from core.data.stream import (
     Chunk,
     Partition,
@@ -110,8 +111,8 @@ from core.stattests import clinical as clinical_tests
 from core.stattests import cumulative as cumulative_tests
 from core.stattests.goodness_of_fit import StreamedGroups, group_boundaries
 from core.stattests.klce import fourier_maps, fourier_values, null_scheme
-from core.stattests.klce_grid import bandwidth_grid, grid_result
-from core.stattests.result import resampling_result
+from core.stattests.klce_grid import GridTestResult, bandwidth_grid, grid_result
+from core.stattests.result import TestResult, resampling_result
 from core.stattests.skce import bound_test, consistency_columns, skce_test
 
 Progress = Callable[[float, str], None]
@@ -487,48 +488,10 @@ def run_stream_audit(source: TableSource, mapping: ColumnMapping,
     StreamedAudit
     """
     settings = settings or AuditSettings()
-    check_settings(settings)
     passes: list[tuple[str, float]] = []
-
-    def report(fraction: float, message: str) -> None:
-        if progress is not None:
-            progress(fraction, message)
-
-    def run(name: str, task, columns, reduce, low: float, high: float):
-        begun = time.perf_counter()
-
-        def tick(done: int, total: int) -> None:
-            report(low + (high - low) * done / max(total, 1),
-                   f"{name}: {done:,} of {total:,} partitions")
-
-        report(low, f"{name}: 0 of {len(source.partitions):,} partitions")
-        result = engine.map_partitions(task, source, columns, reduce, tick)
-        passes.append((name, time.perf_counter() - begun))
-        return result
-
-    if not source.partitions:
-        raise ValueError(f"{source.name} has no rows.")
-    first = source.read(source.partitions[0], decode_columns(mapping)) \
-        if all(c in source.columns for c in decode_columns(mapping)) else None
-    if first is None:
-        missing = [c for c in decode_columns(mapping) if c not in source.columns]
-        from core.data.problems import DataError, quote_list
-        raise DataError(f"The table has no column {quote_list(missing)}. Its columns are "
-                        f"{quote_list(list(source.columns))}.")
-    categorical = categorical_columns(first, mapping)
-    parts = run("Reading the labels and levels", SchemaTask(mapping, categorical),
-                schema_columns(mapping, categorical), keep_parts, 0.0, 0.05)
-    schema = combine_schema(parts, mapping, categorical, source.name)
-    spec = make_spec(schema, settings, sample_rows)
-    sums = run("Sums over rows", SumsTask(spec), decode_columns(mapping), merge_sums, 0.05,
-               0.3)
-    order = start_order(spec, sums)
-    setup = kernel_setup(spec, sums)
-    kernel = run(f"Random features ({setup.grid_plan.label} × "
-                 f"{len(setup.grid_bandwidths)} bandwidth pairs, B = "
-                 f"{setup.grid_plan.n_resamples})", KernelTask(spec, setup, order.request()),
-                 decode_columns(mapping), merge_kernel, 0.3, 0.75)
-    order.update(kernel["order"])
+    report, run = _runner(source, progress, passes)
+    spec, sums, setup, kernel, order = kernel_passes(source, mapping, settings, run,
+                                                     sample_rows)
     binnings, groups = quantile_plan(spec, sums, order)
     round_ = 0
     while binnings is None:
@@ -547,6 +510,88 @@ def run_stream_audit(source: TableSource, mapping: ColumnMapping,
     report(1.0, "Audit complete")
     return StreamedAudit(dataclasses.replace(
         result, stream=dataclasses.replace(result.stream, passes=tuple(passes))), sample)
+
+
+def _runner(source: TableSource, progress: Progress | None, passes: list):
+    """``(report, run)``: progress reporting, and a pass over the partitions that reports
+    each partition done and records its time in ``passes``."""
+    def report(fraction: float, message: str) -> None:
+        if progress is not None:
+            progress(fraction, message)
+
+    def run(name: str, task, columns, reduce, low: float, high: float):
+        begun = time.perf_counter()
+
+        def tick(done: int, total: int) -> None:
+            report(low + (high - low) * done / max(total, 1),
+                   f"{name}: {done:,} of {total:,} partitions")
+
+        report(low, f"{name}: 0 of {len(source.partitions):,} partitions")
+        result = engine.map_partitions(task, source, columns, reduce, tick)
+        passes.append((name, time.perf_counter() - begun))
+        return result
+
+    return report, run
+
+
+def kernel_passes(source: TableSource, mapping: ColumnMapping, settings: AuditSettings, run,
+                  sample_rows: int) -> tuple:
+    """The schema, sums and random-feature passes: ``(spec, sums, setup, kernel, order)``."""
+    check_settings(settings)
+    if not source.partitions:
+        raise ValueError(f"{source.name} has no rows.")
+    missing = [c for c in decode_columns(mapping) if c not in source.columns]
+    if missing:
+        raise DataError(f"The table has no column {quote_list(missing)}. Its columns are "
+                        f"{quote_list(list(source.columns))}.")
+    first = source.read(source.partitions[0], decode_columns(mapping))
+    categorical = categorical_columns(first, mapping)
+    parts = run("Reading the labels and levels", SchemaTask(mapping, categorical),
+                schema_columns(mapping, categorical), keep_parts, 0.0, 0.05)
+    schema = combine_schema(parts, mapping, categorical, source.name)
+    spec = make_spec(schema, settings, sample_rows)
+    sums = run("Sums over rows", SumsTask(spec), decode_columns(mapping), merge_sums, 0.05,
+               0.3)
+    order = start_order(spec, sums)
+    setup = kernel_setup(spec, sums)
+    kernel = run(f"Random features ({setup.grid_plan.label} × "
+                 f"{len(setup.grid_bandwidths)} bandwidth pairs, B = "
+                 f"{setup.grid_plan.n_resamples})", KernelTask(spec, setup, order.request()),
+                 decode_columns(mapping), merge_kernel, 0.3, 0.75)
+    order.update(kernel["order"])
+    return spec, sums, setup, kernel, order
+
+
+def stream_tests(source: TableSource, mapping: ColumnMapping,
+                 settings: AuditSettings | None = None, progress: Progress | None = None
+                 ) -> tuple[GridTestResult, TestResult]:
+    """Only the streamed kernel tests — the KLCE bandwidth grid and the SKCE consistency
+    test — from the schema, sums and random-feature passes (their level study,
+    ``benchmarks/streaming.py level``)."""
+    settings = settings or AuditSettings()
+    _, run = _runner(source, progress, [])
+    spec, _, setup, kernel, _ = kernel_passes(source, mapping, settings, run, 0)
+    return kernel_results(spec, kernel, setup)
+
+
+def kernel_results(spec: Spec, kernel: dict, setup: KernelSetup
+                   ) -> tuple[GridTestResult, TestResult]:
+    """The KLCE grid's result and the SKCE consistency test from the random-feature sums."""
+    settings, n = spec.settings, spec.n_audited
+    m = 1 if spec.schema.n_classes == 2 else spec.schema.n_classes
+    values = kernel["test"].sums()[0].plain().reshape(-1, m).sum(axis=1) / (n * (n - 1))
+    consistency = resampling_result(
+        values[0], values[1:], "consistency", bandwidth=setup.skce_sigma,
+        estimator="unbiased", seed=settings.seed, engine=engine.current().describe(),
+        computation=setup.skce_plan.label, computation_reason=setup.skce_plan.reason)
+    variants = null_scheme(settings.null)[1]
+    p_grid, x_grid = setup.grids
+    grid_values = fourier_values(kernel["grid"].sums(), variants, n).reshape(
+        p_grid.size, x_grid.size, len(variants), -1)
+    grid = grid_result(grid_values, p_grid, x_grid, settings.null, variants,
+                       setup.grid_plan.n_resamples, settings.seed, setup.kernel_spec,
+                       setup.grid_plan.label, setup.grid_plan.reason, np.inf)
+    return grid, consistency
 
 
 def make_spec(schema: StreamSchema, settings: AuditSettings, sample_rows: int) -> Spec:
@@ -719,12 +764,8 @@ def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: K
     metrics_frame = pd.concat([summary, skce_row(kernel["value"], setup, settings), extended],
                               ignore_index=True)
 
-    m = 1 if schema.n_classes == 2 else schema.n_classes
-    values = kernel["test"].sums()[0].plain().reshape(-1, m).sum(axis=1) / (n * (n - 1))
-    tests = {"consistency": resampling_result(
-        values[0], values[1:], "consistency", bandwidth=setup.skce_sigma,
-        estimator="unbiased", seed=settings.seed, engine=engine.current().describe(),
-        computation=setup.skce_plan.label, computation_reason=setup.skce_plan.reason)}
+    grid, consistency = kernel_results(spec, kernel, setup)
+    tests = {"consistency": consistency}
     tests["block"] = on_sample(skce_test(part.probs, part.y, method="block"), part.n, n)
     tests["bound"] = bound_test(tests["consistency"].statistic, n, setup.skce_sigma)
     tests["hosmer-lemeshow"] = groups[series[0]].finish(quantiles["hl"][series[0]])
@@ -748,14 +789,6 @@ def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: K
     group_sections = {g: group_tables(spec, sums, quantiles, binnings, groups, g)
                       for g in schema.mapping.groups}
     reliability = ReliabilitySection(table, metrics_frame, tests, group_sections, notion)
-
-    variants = null_scheme(settings.null)[1]
-    p_grid, x_grid = setup.grids
-    grid_values = fourier_values(kernel["grid"].sums(), variants, n).reshape(
-        p_grid.size, x_grid.size, len(variants), -1)
-    grid = grid_result(grid_values, p_grid, x_grid, settings.null, variants,
-                       setup.grid_plan.n_resamples, settings.seed, setup.kernel_spec,
-                       setup.grid_plan.label, setup.grid_plan.reason, np.inf)
 
     features = feature_columns_of(schema.mapping.features, settings.features)
     progress(0.4, "The seeded sample: local bias…")

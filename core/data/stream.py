@@ -137,14 +137,16 @@ def parquet_files(path: Path) -> list[Path]:
     return files
 
 
-def open_source(source: str | Path | object, name: str | None = None) -> TableSource:
+def open_source(source: str | Path | object, name: str | None = None,
+                partition_rows: int = PARTITION_ROWS) -> TableSource:
     """A :class:`TableSource` for a Parquet file, a folder of Parquet files (every file with
-    the same columns), a Dask DataFrame or a pandas DataFrame; raises DataError with a
-    sentence when the files cannot be read or do not agree."""
+    the same columns), a Dask DataFrame or a pandas DataFrame (cut into partitions of
+    ``partition_rows``); raises DataError with a sentence when the files cannot be read or
+    do not agree."""
     if isinstance(source, pd.DataFrame):
         frame = source.reset_index(drop=True)
-        starts = range(0, len(frame), PARTITION_ROWS) if len(frame) else [0]
-        parts = tuple(Partition(k, s, min(PARTITION_ROWS, len(frame) - s))
+        starts = range(0, len(frame), partition_rows) if len(frame) else [0]
+        parts = tuple(Partition(k, s, min(partition_rows, len(frame) - s))
                       for k, s in enumerate(starts))
         return TableSource(name or "DataFrame", tuple(map(str, frame.columns)), parts, frame,
                            "pandas")

@@ -28,6 +28,10 @@ from core.local.lcb_trends import lcb_trends
 #: Resamples of the LCB trend bands (the Local bias page's).
 TREND_RESAMPLES = 200
 TREND_DEGREE = 3
+#: Most points a scatter layer of an exported figure draws (a seeded sample beyond, the
+#: caption says so): the report and its files stay small at any number of rows, while the
+#: trends and every number use all evaluated rows.
+SCATTER_POINTS = 4_000
 
 
 @dataclass(frozen=True)
@@ -146,13 +150,18 @@ def lcb_figures(result: AuditResult, audit: AuditData) -> list[AuditFigure]:
                         trend_groups, degree=TREND_DEGREE, n_resamples=TREND_RESAMPLES,
                         seed=result.settings.seed)
     spec = result.lcb.spec
+    shown = min(int(valid.sum()), SCATTER_POINTS)
+    drawn = "" if shown == int(valid.sum()) else \
+        f" · {shown:,} of the {int(valid.sum()):,} points drawn (a seeded sample)"
     caption = caption_text(
         notion="one-vs-rest", bandwidths={"σ_p": spec.prob_bandwidth,
                                           "σ_x": spec.feature_bandwidth},
         split="test (query)" if "test split" in result.lcb.reference else "all rows",
         n=int(valid.sum()),
-        extra=f"bandwidths by leave-one-out CV · degree-{TREND_DEGREE} trends, 90% bands")
-    figure = lcb_figure(points[valid], trends, x_name, color, facet)
+        extra=f"bandwidths by leave-one-out CV · degree-{TREND_DEGREE} trends, 90% bands"
+              + drawn)
+    figure = lcb_figure(points[valid], trends, x_name, color, facet,
+                        max_points=SCATTER_POINTS)
     return [AuditFigure("lcb", f"Local calibration bias against {x_name}",
                         apply_style(figure, caption), caption)]
 

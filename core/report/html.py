@@ -321,7 +321,8 @@ def recalibration_section(comparison: pd.DataFrame | None) -> str:
 def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFigure],
                 images: Mapping[str, bytes] | None = None,
                 comparison: pd.DataFrame | None = None,
-                created: dt.datetime | None = None, user: str | None = None) -> str:
+                created: dt.datetime | None = None, user: str | None = None,
+                plotly_src: str | None = None) -> str:
     """The self-contained HTML report.
 
     Parameters
@@ -336,7 +337,8 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
     images : mapping of str to bytes, optional
         Each figure's key → its SVG or PNG bytes, embedded as ``data:`` images. ``None``:
         an interactive report with plotly.js inline (about 4.5 MB larger; what a machine
-        without Chromium gets).
+        without Chromium gets), or, with ``plotly_src``, loaded from that relative path (a
+        report folder's one copy of plotly.js, which its HTML figures share).
     comparison : pandas.DataFrame, optional
         The recalibration comparison (:data:`core.report.schema.COMPARISON_COLUMNS`).
     created : datetime, optional
@@ -357,7 +359,8 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
         return figure_block(by_key[key], images) if key in by_key else ""
 
     script = "" if images is not None else \
-        f'<script type="text/javascript">{pio_plotlyjs()}</script>'
+        f'<script type="text/javascript">{pio_plotlyjs()}</script>' if plotly_src is None \
+        else f'<script type="text/javascript" src="{escape(plotly_src)}"></script>'
     body = "".join([
         f"<h1>Calibration audit: {escape(result.dataset)}</h1>",
         f"<p class=\"meta\">Created {escape(created.strftime('%Y-%m-%d %H:%M UTC'))} by "

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from core import metrics
-from core.audit import curve_computation
+from core.audit import CURVE_GAMMAS, curve_computation
 from core.figures.lce import (
     lce_cdf_figure,
     lce_profile_figure,
@@ -21,7 +21,6 @@ from dashboard.components import about, analysis_part, chart
 from dashboard.state import active_audit
 
 GAMMAS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
-CURVE_GAMMAS = tuple(np.logspace(-3, 1.5, 13))
 MAX_POINTS = 25_000  # per kind of point in the scatter: at most 50,000 sent
 METHOD_LABELS = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
 N_BINS = 15
