@@ -33,8 +33,11 @@ import pandas as pd
 from core import local, metrics
 from core.data.audit_data import AuditData
 from core.data.validation import check_choice, check_count, check_positive
+from core.kernels import engine
 from core.kernels.computation import COMPUTATIONS, exact_seconds
 from core.kernels.computation import summary as computation_summary
+from core.kernels.engine import in_threads
+from core.kernels.resampling import row_sample
 from core.kernels.rff import TEST_FEATURES
 from core.kernels.spec import KernelSpec, one_vs_rest
 from core.local.embedding import (
@@ -68,6 +71,9 @@ PARTS = ("test", "calibration", "train", "all")
 CURVE_GAMMAS = tuple(float(g) for g in np.logspace(-3, 1.5, 13))
 #: Confidence bins of the LCE (the paper's 15 equal-width bins).
 LCE_BINS = 15
+#: Most rows of the MLCE curve; beyond, a seeded sample of this many (the exact LCE sweep at
+#: small γ takes several seconds per γ at 10⁶ rows on two cores).
+LCE_ROWS = 200_000
 #: Most bootstrap resamples of the extended metrics (each refits every curve).
 EXTENDED_RESAMPLES = 100
 #: Above this many rows the Reliability page offers fewer bootstrap resamples by default.
@@ -592,6 +598,12 @@ def feature_map(data: AuditData, features: tuple[str, ...], method: str, seed: i
     return landscape_coordinates(embedding.coords), embedding
 
 
+def lce_rows(n: int, seed: int = 0) -> np.ndarray | None:
+    """The rows of the MLCE curve: all (``None``) up to :data:`LCE_ROWS`, else a seeded
+    sample of that many (:func:`core.kernels.resampling.row_sample`)."""
+    return None if n <= LCE_ROWS else row_sample(n, LCE_ROWS, seed)
+
+
 def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: float,
                 seed: int = 0, progress: Progress | None = None,
                 computation: str = "auto", map_with=None, curve_with=None
@@ -600,7 +612,10 @@ def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: 
     audit feature is chosen. ``computation`` is the LCE method
     (:func:`core.local.lce_plan.plan_method`:
     ``"auto"`` keeps exact sums on small data and takes the binned grid or the exact sweep on
-    large data)."""
+    large data). The map is fitted to every row; beyond :data:`LCE_ROWS` rows the curve is
+    computed on a seeded sample of them (:func:`lce_rows`, the LCE landscape page's too), and
+    the section says so. ``map_with`` and ``curve_with`` replace :func:`feature_map` and
+    :func:`core.local.lce_estimate.mlce_curve` (the app's caches of them)."""
     if not features:
         return None
 
@@ -611,6 +626,9 @@ def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: 
     coords, embedding = (map_with or feature_map)(data, features, method, seed,
                                                   lambda f, m: report(0.2 * f, m))
     conf, correct = metrics.confidence_outcome(data.probs, data.y, "top-label")
+    rows = lce_rows(data.n, seed)
+    if rows is not None:
+        conf, correct, coords = conf[rows], correct[rows], coords[rows]
     gammas = sorted({*CURVE_GAMMAS, float(gamma)})
     curve = (curve_with or mlce_curve)(conf, correct, coords, gammas, n_bins=LCE_BINS,
                                        method=computation,
@@ -619,7 +637,9 @@ def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: 
     mce = metrics.mce(data.probs, data.y, LCE_BINS, "uniform", notion="top-label")
     described = "the standardised feature" if embedding is None else \
         f"a 2-D {method.upper() if method == 'pca' else method} map of the standardised features"
-    return LceSection(curve, at, mce, described, curve_computation(curve))
+    sampled = "" if rows is None else \
+        f" The curve is computed on a seeded sample of {rows.size:,} of the {data.n:,} rows."
+    return LceSection(curve, at, mce, described, curve_computation(curve) + sampled)
 
 
 def curve_computation(curve: pd.DataFrame) -> str:
@@ -661,26 +681,60 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
         The sections with the settings and the rows they used.
     """
     settings = settings or AuditSettings()
+    concurrent = sections is None and engine.current().name == "threads"
     sections = sections or Sections()
-
-    def report(fraction: float, message: str) -> None:
-        if progress is not None:
-            progress(fraction, message)
-
     data, part = audit_part(audit, settings.part)
     features = feature_columns(audit, settings.features)
-    report(0.0, "Reliability: metrics, bootstrap intervals and tests…")
-    reliability = reliability_section(data, settings, sections)
-    report(0.25, "Trust test: KLCE² over the bandwidth grid…")
-    grid = sections.klce_grid(data, features, settings,
-                              lambda f, m: report(0.25 + 0.35 * f, f"Trust test: {m}"))
-    report(0.6, "Local bias: cross-validated bandwidths and LCB…")
-    bias = sections.lcb(audit, features, settings)
-    report(0.75, "LCE landscape: map of the audit features and MLCE over γ…")
-    lce = sections.lce(data, features, settings, lambda f, m: report(0.75 + 0.2 * f, m))
+    # each lane's fraction done, and the latest message (a counter orders them)
+    latest = {"reliability": (0.0, 0, "Reliability: metrics, bootstrap intervals and tests…"),
+              "local": (0.0, 0, "Trust test: KLCE² over the bandwidth grid…")}
+    weights = {"reliability": 0.4, "local": 0.6}
+    counter = [0]
+
+    def lane(name: str, start: float, width: float):
+        def report(fraction: float, message: str) -> None:
+            counter[0] += 1
+            latest[name] = (start + width * fraction, counter[0], message)
+            if not concurrent:
+                tick()
+        return report
+
+    def reliability_lane() -> ReliabilitySection:
+        done = lane("reliability", 0.0, 1.0)
+        done(0.0, "Reliability: metrics, bootstrap intervals and tests…")
+        section = reliability_section(data, settings, sections)
+        done(1.0, "Reliability: done")
+        return section
+
+    def local_lane() -> tuple:
+        grid = sections.klce_grid(data, features, settings,
+                                  lambda f, m: lane("local", 0.0, 0.4)(f, f"Trust test: {m}"))
+        lane("local", 0.4, 0.0)(0.0, "Local bias: cross-validated bandwidths and LCB…")
+        bias = sections.lcb(audit, features, settings)
+        lane("local", 0.6, 0.0)(0.0, "LCE landscape: map of the audit features and MLCE "
+                                     "over γ…")
+        lce = sections.lce(data, features, settings, lane("local", 0.6, 0.4))
+        return grid, bias, lce
+
+    def tick() -> None:
+        if progress is not None:
+            message = max(latest.values(), key=lambda item: item[1])[2]
+            progress(sum(weights[k] * latest[k][0] for k in latest), message)
+
+    # On this machine's threads the Reliability page's numbers and the local pages' run side
+    # by side (each uses both cores only part of the time); an app's cached sections and a
+    # cluster or GPU engine run one after the other.
+    if concurrent:
+        reliability, (grid, bias, lce) = in_threads(
+            lambda lane_: reliability_lane() if lane_ == "reliability" else local_lane(),
+            ["reliability", "local"], tick=tick)
+    else:
+        reliability = reliability_lane()
+        grid, bias, lce = local_lane()
     notes = () if features else ("No audit features are mapped: the KLCE test uses the "
                                  "prediction kernel only and there is no LCE landscape.",)
-    report(1.0, "Audit complete")
+    if progress is not None:
+        progress(1.0, "Audit complete")
     return AuditResult(settings, audit.name, audit.fingerprint, data.n, part, features,
                        reliability, grid, bias, lce, notes)
 

@@ -37,6 +37,7 @@ business: the scheduler reruns its tasks elsewhere and the result does not chang
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -237,9 +238,10 @@ def in_threads(function: Callable[[object], object], items: Sequence[object],
                n_jobs: int | None = None, tick: Callable[[], None] | None = None) -> list:
     """``[function(item) for item in items]`` on a pool of this machine's threads, BLAS held
     to one thread each (numpy releases the GIL in BLAS and large ufuncs; a BLAS call split
-    over threads stalls when other processes share the cores). ``tick()`` is called from the
-    calling thread about four times a second until all are done (a progress bar updates there,
-    as a Streamlit page requires)."""
+    over threads stalls when other processes share the cores), each in a copy of the calling
+    thread's context (the engine chosen there holds). ``tick()`` is called from the calling
+    thread about four times a second until all are done (a progress bar updates there, as a
+    Streamlit page requires)."""
     n_jobs = default_workers() if n_jobs is None else n_jobs
     if n_jobs <= 1 or len(items) <= 1:
         results = []
@@ -249,7 +251,9 @@ def in_threads(function: Callable[[object], object], items: Sequence[object],
                 tick()
         return results
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_jobs) as pool:
-        futures = [pool.submit(function, item) for item in items]
+        # each task in a copy of the caller's context: the engine chosen there holds there
+        futures = [pool.submit(contextvars.copy_context().run, function, item)
+                   for item in items]
         while True:
             _, pending = wait(futures, timeout=0.25)
             if tick is not None:

@@ -6,7 +6,7 @@ import numpy as np
 import streamlit as st
 
 from core import metrics
-from core.audit import CURVE_GAMMAS, curve_computation
+from core.audit import CURVE_GAMMAS, curve_computation, lce_rows
 from core.figures.lce import (
     lce_cdf_figure,
     lce_profile_figure,
@@ -132,8 +132,12 @@ with right:
 
 st.header("MLCE against the bandwidth")
 bar = st.progress(0.0, text="MLCE over γ…")
-curve = diagnostics.mlce_curve(data.fingerprint, features, method, CURVE_GAMMAS, standardized, conf,
-                         correct, computation, progress=lambda f, m: bar.progress(f, text=m))
+rows = lce_rows(data.n)  # beyond 200,000 rows: a seeded sample, as in the report
+curve_rows = slice(None) if rows is None else rows
+curve = diagnostics.mlce_curve(data.fingerprint, features, method, CURVE_GAMMAS,
+                               standardized[curve_rows], conf[curve_rows],
+                               correct[curve_rows], computation,
+                               progress=lambda f, m: bar.progress(f, text=m))
 bar.empty()
 mce = metrics.mce(data.probs, data.y, N_BINS, "uniform", notion="top-label")
 chart(mlce_curve_figure(curve, mce, gamma), key="lce_mlce")
@@ -141,4 +145,6 @@ st.caption(
     "MLCE (eq. 5), the largest LCE, falls from the worst individual error at small γ to the "
     f"global MCE ({mce:.3f}) as γ grows (Lemma 1). On {data.n:,} rows ({part}); {fitted}. "
     + curve_computation(curve)
+    + ("" if rows is None else
+       f" The curve is computed on a seeded sample of {rows.size:,} of the {data.n:,} rows.")
 )
