@@ -16,7 +16,9 @@ This is the public face (``from core.data import AuditData``); one concept per m
 * :mod:`core.data.groups` — levels of a group attribute, largest first;
 * :mod:`core.data.demo` — the four generated demos; :mod:`core.data.simulations` — the
   papers' simulated data and the scale table;
-* :mod:`core.data.reference_model` — train a model on a raw table and audit its predictions.
+* :mod:`core.data.reference_model` — train a model on a raw table and audit its predictions;
+* :mod:`core.data.stream` — a table larger than memory (Parquet files, a Dask DataFrame)
+  read partition by partition, validated with AuditData's checks (:func:`open_source`).
 """
 
 from core.data.audit_data import AuditData
@@ -30,6 +32,7 @@ from core.data.reference_model import (
     ReferenceModelResult,
     train_reference_model,
 )
+from core.data.stream import TableSource, open_source
 from core.data.table import deduplicate_columns, is_categorical, summarise_columns
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "DataError",
     "LoadedTable",
     "ReferenceModelResult",
+    "TableSource",
     "ValidationNote",
     "deduplicate_columns",
     "demo_frame",
@@ -50,6 +54,7 @@ __all__ = [
     "guess_columns",
     "is_categorical",
     "load_demo",
+    "open_source",
     "read_table",
     "summarise_columns",
     "train_reference_model",
