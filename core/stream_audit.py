@@ -197,12 +197,13 @@ class SchemaTask:
     mapping: ColumnMapping
     categorical: tuple[str, ...]
 
-    def __call__(self, partition: Partition, frame: pd.DataFrame):
-        return schema_part(frame, self.mapping, self.categorical, partition.start)
+    def __call__(self, partition: Partition, frame: pd.DataFrame) -> list:
+        return [schema_part(frame, self.mapping, self.categorical, partition.start)]
 
 
-def keep_parts(parts: list) -> list:
-    return parts
+def join(a: list, b: list) -> list:
+    """The partitions' results side by side, in order."""
+    return a + b
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,7 @@ class SumsTask:
         return {"rows": row_sums, "notion": notion, "groups": groups,
                 "spiegelhalter": spiegelhalter, "moments": moments(rows.X[:, spec.feature_index]),
                 "order": order, "sample": sample, "median": median,
-                "digest": chunk_digest(chunk), "notes": chunk.notes}
+                "digests": [chunk_digest(chunk)], "notes": chunk.notes}
 
 
 def moments(X: np.ndarray) -> tuple:
@@ -291,28 +292,26 @@ def standardizer_of(moment: tuple) -> Standardizer:
     return Standardizer(tuple(center.tolist()), tuple(sd.tolist()))
 
 
-def merge_sums(parts: list[dict]) -> dict:
-    """Pass 2's partitions' sums, added in partition order."""
-    total = parts[0]
-    for part in parts[1:]:
-        total["rows"].merge(part["rows"])
-        for key, sums in part["notion"].items():
-            total["notion"][key].merge(sums)
-        for level, (rows, binned) in part["groups"].items():
-            if level not in total["groups"]:
-                total["groups"][level] = (rows, binned)
-                continue
-            total["groups"][level][0].merge(rows)
-            for key, sums in binned.items():
-                total["groups"][level][1][key].merge(sums)
-        total["spiegelhalter"] = total["spiegelhalter"] + part["spiegelhalter"]
-        total["moments"] = merge_moments(total["moments"], part["moments"])
-        total["order"] = merge_parts([total["order"], part["order"]])
-        total["notes"] = total["notes"] + part["notes"]
-    total["sample"] = concatenate([p["sample"] for p in parts])
-    total["median"] = (np.concatenate([p["median"][0] for p in parts]),
-                       concatenate([p["median"][1] for p in parts]))
-    total["digests"] = [p["digest"] for p in parts]
+def merge_sums(total: dict, part: dict) -> dict:
+    """Pass 2's sums of a partition added to those of the partitions before it."""
+    total["rows"].merge(part["rows"])
+    for key, sums in part["notion"].items():
+        total["notion"][key].merge(sums)
+    for level, (rows, binned) in part["groups"].items():
+        if level not in total["groups"]:
+            total["groups"][level] = (rows, binned)
+            continue
+        total["groups"][level][0].merge(rows)
+        for key, sums in binned.items():
+            total["groups"][level][1][key].merge(sums)
+    total["spiegelhalter"] = total["spiegelhalter"] + part["spiegelhalter"]
+    total["moments"] = merge_moments(total["moments"], part["moments"])
+    total["order"] = merge_parts([total["order"], part["order"]])
+    total["notes"] = total["notes"] + part["notes"]
+    total["sample"] = concatenate([total["sample"], part["sample"]])
+    total["median"] = (np.concatenate([total["median"][0], part["median"][0]]),
+                       concatenate([total["median"][1], part["median"][1]]))
+    total["digests"] = total["digests"] + part["digests"]
     return total
 
 
@@ -373,14 +372,17 @@ class KernelTask:
         return {"grid": grid, "test": test, "value": value, "order": order}
 
 
-def merge_kernel(parts: list[dict]) -> dict:
-    total = parts[0]
-    for part in parts[1:]:
-        total["grid"].merge(part["grid"])
-        total["test"].merge(part["test"])
-        total["value"] = total["value"] + part["value"]
-        total["order"] = merge_parts([total["order"], part["order"]])
+def merge_kernel(total: dict, part: dict) -> dict:
+    """Pass 3's sums of a partition added to those of the partitions before it."""
+    total["grid"].merge(part["grid"])
+    total["test"].merge(part["test"])
+    total["value"] = total["value"] + part["value"]
+    total["order"] = merge_parts([total["order"], part["order"]])
     return total
+
+
+def merge_orders(total: dict, part: dict) -> dict:
+    return merge_parts([total, part])
 
 
 @dataclass(frozen=True)
@@ -421,13 +423,13 @@ class QuantileTask:
         return {"binned": binned, "hl": hl}
 
 
-def merge_quantiles(parts: list[dict]) -> dict:
-    total = {"binned": parts[0]["binned"], "hl": {k: [v] for k, v in parts[0]["hl"].items()}}
-    for part in parts[1:]:
-        for key, sums in part["binned"].items():
-            total["binned"][key].merge(sums)
-        for key, value in part["hl"].items():
-            total["hl"][key].append(value)
+def merge_quantiles(total: dict, part: dict) -> dict:
+    """Pass 4's sums of a partition added to those of the partitions before it (tied
+    rows' outcomes kept in row order)."""
+    for key, sums in part["binned"].items():
+        total["binned"][key].merge(sums)
+    for key, value in part["hl"].items():
+        total["hl"][key] = StreamedGroups.merge(total["hl"][key], value)
     return total
 
 
@@ -497,7 +499,7 @@ def run_stream_audit(source: TableSource, mapping: ColumnMapping,
     while binnings is None:
         round_ += 1
         merged = run(f"Order statistics, round {round_ + 2}", OrderTask(spec, order.request()),
-                     decode_columns(mapping), merge_parts, 0.75, 0.8)
+                     decode_columns(mapping), merge_orders, 0.75, 0.8)
         order.update(merged)
         binnings, groups = quantile_plan(spec, sums, order)
     quantiles = run("Equal-mass bins and equal-size groups", QuantileTask(spec, binnings, groups),
@@ -547,7 +549,7 @@ def kernel_passes(source: TableSource, mapping: ColumnMapping, settings: AuditSe
     first = source.read(source.partitions[0], decode_columns(mapping))
     categorical = categorical_columns(first, mapping)
     parts = run("Reading the labels and levels", SchemaTask(mapping, categorical),
-                schema_columns(mapping, categorical), keep_parts, 0.0, 0.05)
+                schema_columns(mapping, categorical), join, 0.0, 0.05)
     schema = combine_schema(parts, mapping, categorical, source.name)
     spec = make_spec(schema, settings, sample_rows)
     sums = run("Sums over rows", SumsTask(spec), decode_columns(mapping), merge_sums, 0.05,

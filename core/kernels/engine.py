@@ -300,43 +300,61 @@ def _run_dask(client, task: Callable[..., np.ndarray], shared: tuple[np.ndarray,
 
 
 def map_partitions(task: Callable[[object, object], object], source: object,
-                   columns: Sequence[str], reduce: Callable[[list], object],
+                   columns: Sequence[str], merge: Callable[[object, object], object],
                    progress: Callable[[int, int], None] | None = None,
                    n_jobs: int | None = None) -> object:
-    """One pass of a streamed computation: ``reduce([task(p, source.read(p, columns)) for p
-    in source.partitions])``, the partial results in partition order, on the current engine.
+    """One pass of a streamed computation over ``source``'s partitions: every partition's
+    ``task(partition, source.read(partition, columns))``, combined by ``merge(a, b)`` (``a``
+    the partitions before ``b``'s, so an order-sensitive result — rows kept in row order —
+    is the same on every run), on the current engine.
 
     ``source`` is a :class:`core.data.stream.TableSource`. On threads each worker reads its
-    partition (so this machine holds ``n_jobs`` partitions at most); on Dask every partition
+    partition, and the results are merged in partition order as they arrive, so this machine
+    holds about ``n_jobs`` partitions and partial results at a time. On Dask every partition
     is one task that reads its rows on a worker (Parquet: from the file, which the workers
     must see at the same path; a Dask DataFrame: the frame's own tasks) and returns only its
-    partial result, and ``reduce`` runs on the cluster too, so only the reduced result travels
-    back. ``task`` and ``reduce`` must pickle (module-level classes or functions).
-    ``progress(done, total)`` is called from the calling thread as partitions finish. A
-    cluster lost mid-pass is handled as :func:`run_tiles` does (the pass reruns on threads
-    when the engine has ``fallback``, else :class:`ClusterLost`).
+    partial result; the results are merged on the cluster by a balanced tree of ``merge``
+    tasks over neighbouring partitions, and only the final result travels back. ``task`` and
+    ``merge`` must pickle (module-level classes or functions). ``progress(done, total)`` is
+    called from the calling thread as partitions finish. A cluster lost mid-pass is handled
+    as :func:`run_tiles` does (the pass reruns on threads when the engine has ``fallback``,
+    else :class:`ClusterLost`).
     """
     partitions = list(source.partitions)
     engine = current()
     if engine.name == "dask":
         try:
             return _dask_partitions(engine.client, task, source, partitions, list(columns),
-                                    reduce, progress)
+                                    merge, progress)
         except Exception as error:
             _fall_back(engine, error)
-    done = [0]
+    workers = max(1, default_workers() if n_jobs is None else n_jobs)
 
     def run(partition: object) -> object:
-        result = task(partition, source.read(partition, columns))
-        done[0] += 1
-        return result
+        return task(partition, source.read(partition, columns))
 
-    def tick() -> None:
-        if progress is not None:
-            progress(done[0], len(partitions))
-
-    workers = default_workers() if n_jobs is None else n_jobs
-    return reduce(in_threads(run, partitions, workers, tick))
+    if workers == 1 or len(partitions) == 1:
+        total = None
+        for k, partition in enumerate(partitions):
+            result = run(partition)
+            total = result if total is None else merge(total, result)
+            if progress is not None:
+                progress(k + 1, len(partitions))
+        return total
+    total, folded = None, 0
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, run, p) for p in partitions]
+        while folded < len(futures):
+            wait([futures[folded]], timeout=0.25)
+            while folded < len(futures) and futures[folded].done():
+                result = futures[folded].result()
+                futures[folded] = None  # the result is held once: in the running total
+                total = result if total is None else merge(total, result)
+                folded += 1
+            if progress is not None:
+                progress(folded + sum(1 for f in futures[folded:] if f is not None and f.done()),
+                         len(partitions))
+    return total
 
 
 def _read_and_run(task: Callable, source: object, partition: object, columns: list) -> object:
@@ -349,12 +367,8 @@ def _run_on(task: Callable, partition: object, frame: object) -> object:
         return task(partition, frame.reset_index(drop=True))
 
 
-def _reduce_in_order(reduce: Callable[[list], object], *parts: object) -> object:
-    return reduce(list(parts))
-
-
 def _dask_partitions(client, task: Callable, source: object, partitions: list,
-                     columns: list, reduce: Callable[[list], object],
+                     columns: list, merge: Callable[[object, object], object],
                      progress: Callable[[int, int], None] | None) -> object:
     from dask import delayed
     from distributed import as_completed
@@ -372,10 +386,14 @@ def _dask_partitions(client, task: Callable, source: object, partitions: list,
         pieces = source.frame[columns].to_delayed()
         futures = client.compute([delayed(_run_on)(task, p, pieces[p.index])
                                   for p in partitions])
-    reduced = client.submit(_reduce_in_order, reduce, *futures, pure=False)
+    level, merges = list(futures), []
+    while len(level) > 1:  # neighbours merged pairwise, in order: a balanced tree
+        level = [client.submit(merge, level[i], level[i + 1], pure=False)
+                 if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+        merges += level
     for done, _ in enumerate(as_completed(futures), start=1):
         if progress is not None:
             progress(done, len(partitions))
-    result = reduced.result()
-    client.cancel([*futures, reduced, shared])
+    result = level[0].result()
+    client.cancel([*futures, *merges, shared])
     return result

@@ -116,12 +116,21 @@ class StreamedGroups:
         tied = {value: outcome[conf == value].astype(np.int8) for value in self.ties}
         return sums, tied
 
-    def finish(self, parts: list[tuple[np.ndarray, dict]],
+    @staticmethod
+    def merge(first: tuple[np.ndarray, dict], then: tuple[np.ndarray, dict]
+              ) -> tuple[np.ndarray, dict]:
+        """Two :meth:`part` results of consecutive rows as one (tied outcomes in order)."""
+        return (first[0] + then[0],
+                {value: np.concatenate([first[1][value], then[1][value]])
+                 for value in first[1]})
+
+    def finish(self, merged: tuple[np.ndarray, dict],
                fitted_on_this_data: bool = False) -> TestResult:
-        """The test from the partitions' :meth:`part`, in partition order."""
-        sums = np.sum([p[0] for p in parts], axis=0)
+        """The test from the rows' :meth:`part` results, merged in row order
+        (:meth:`merge`)."""
+        sums = merged[0].copy()
         for value, (below, _) in self.ties.items():
-            outcomes = np.concatenate([p[1][value] for p in parts])
+            outcomes = merged[1][value]
             groups = np.searchsorted(self.boundaries, below + np.arange(outcomes.size),
                                      side="right")
             G = self.n_groups
