@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from core.data.validation import probability_matrix
 from core.kernels.resampling import row_poisson_weights
@@ -50,7 +49,7 @@ from core.metrics.binning import (
     run_sides,
 )
 from core.metrics.descriptions import METRIC_DESCRIPTIONS, METRIC_KEYS, describe
-from core.metrics.intervals import binomial_interval, bootstrap_interval
+from core.metrics.intervals import binomial_interval, bootstrap_interval, cornish_fisher_band
 from core.metrics.order_statistics import OrderStatistics
 from core.metrics.scores import brier_rows, correct, nll_rows
 
@@ -252,15 +251,7 @@ def poisson_weights(start: int, rows: int, n_resamples: int, seed: int) -> np.nd
 def consistency_band(sums: BinnedSums, level: float) -> tuple[np.ndarray, np.ndarray]:
     """The central ``level`` range of each bin's frequency if the model were calibrated, by
     the Cornish–Fisher expansion of the bin count's law (module doc)."""
-    count, mean, variance, third = sums.sums[0], sums.sums[1], sums.sums[3], sums.sums[4]
-    z = stats.norm.ppf([(1 - level) / 2, (1 + level) / 2])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        sd = np.sqrt(variance)
-        skew = np.where(sd > 0, third / sd**3, 0.0)
-        bounds = [np.clip((mean + sd * (q + skew * (q * q - 1) / 6)) / count, 0.0, 1.0)
-                  for q in z]
-    filled = count > 0
-    return (np.where(filled, bounds[0], np.nan), np.where(filled, bounds[1], np.nan))
+    return cornish_fisher_band(sums.sums[0], sums.sums[1], sums.sums[3], sums.sums[4], level)
 
 
 def reliability_table_from(sums: BinnedSums, binning: Binning, notion: str, strategy: str,
