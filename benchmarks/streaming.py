@@ -7,6 +7,7 @@ this machine, 10⁸ through a Dask cluster of `dask scheduler` / `dask worker` p
     .venv/bin/python -m benchmarks.streaming coverage [--reps 200] [--rows 20000]
     .venv/bin/python -m benchmarks.streaming large --rows 10000000 [--folder DIR]
     .venv/bin/python -m benchmarks.streaming large --rows 100000000 --workers 3 [--folder DIR]
+    .venv/bin/python -m benchmarks.streaming calibrate
 
 ``equality`` writes :func:`core.data.simulations.scale_table` to Parquet (row groups of
 131,072 rows), audits it in memory and streamed, and prints the largest difference of every
@@ -21,7 +22,10 @@ in memory) as a folder of Parquet files of 1,000,000 rows, runs ``calibration-at
 it in a child process (with ``--workers N``: a `dask scheduler` and N `dask worker
 --nthreads 1` processes on this machine, and ``--dask``), polls the resident memory of the
 command and of every worker, prints the wall time, the peak memory of each and the load
-average, and deletes the data and the report.
+average, and deletes the data and the report. ``calibrate`` times random-feature passes and
+label draws on this machine (best of three, on its threads) and prints the seconds per unit
+that ``core.kernels.computation`` fixes as RFF_PRODUCT_SECONDS, RFF_FEATURE_SECONDS and
+RFF_DRAW_SECONDS.
 """
 
 from __future__ import annotations
@@ -289,6 +293,50 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool) -> None:
             shutil.rmtree(out, ignore_errors=True)
 
 
+def calibrate() -> None:
+    from core.kernels import computation
+    from core.kernels.resampling import row_bernoulli_residuals
+    from core.kernels.rff import FourierMap, accumulate_maps
+
+    rng = np.random.default_rng(0)
+    n, d = 200_000, 4
+    points, p = rng.standard_normal((n, d)), rng.random(n)
+    residuals = (rng.random(n) < p) - p
+
+    def best(call) -> float:
+        call()
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    def columns_of(width: int):
+        E = np.column_stack([residuals, rng.standard_normal((n, width - 1))])
+        return lambda rows: E[rows]
+
+    print(f"{load()}", flush=True)
+    maps = np.ones((1, d))
+    fourier = FourierMap.draw(d, 256, 0)
+    wide = best(lambda: accumulate_maps(points, columns_of(201), fourier, maps))
+    narrow = best(lambda: accumulate_maps(points, columns_of(1), fourier, maps))
+    product = (wide - narrow) / (n * 256 * 200)
+    feature = narrow / (n * 256)
+    draws = best(lambda: [row_bernoulli_residuals(p[s:s + 8192], s, 200, 0)
+                          for s in range(0, n, 8192)]) / (n * 200)
+    print("| unit | measured (s) | fixed in core.kernels.computation (s) |")
+    print("|---|---:|---:|")
+    for name, value, fixed in (
+            ("row · feature · column of a chunk product", product,
+             computation.RFF_PRODUCT_SECONDS),
+            ("row · feature (cosine and sine)", feature, computation.RFF_FEATURE_SECONDS),
+            ("row · resample (a label draw, one thread)", draws,
+             computation.RFF_DRAW_SECONDS)):
+        print(f"| {name} | {value:.2e} | {fixed:.1e} |")
+    print(f"{load()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -307,6 +355,7 @@ def main() -> None:
     big.add_argument("--workers", type=int, default=0)
     big.add_argument("--folder", type=Path, default=None)
     big.add_argument("--keep", action="store_true", help="keep the generated data")
+    commands.add_parser("calibrate")
     args = parser.parse_args()
     if args.command == "equality":
         equality(args.rows)
@@ -314,6 +363,8 @@ def main() -> None:
         level(args.reps, args.rows, args.start)
     elif args.command == "coverage":
         coverage(args.reps, args.rows, args.resamples)
+    elif args.command == "calibrate":
+        calibrate()
     else:
         large(args.rows, args.workers, args.folder, args.keep)
 
