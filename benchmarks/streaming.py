@@ -331,8 +331,8 @@ def calibrate() -> None:
             ("row · feature · column of a chunk product", product,
              computation.RFF_PRODUCT_SECONDS),
             ("row · feature (cosine and sine)", feature, computation.RFF_FEATURE_SECONDS),
-            ("row · resample (a label draw, one thread)", draws,
-             computation.RFF_DRAW_SECONDS)):
+            ("row · resample (a label draw, one thread; the plan halves it: two threads)",
+             draws, computation.RFF_DRAW_SECONDS)):
         print(f"| {name} | {value:.2e} | {fixed:.1e} |")
     print(f"{load()}")
 

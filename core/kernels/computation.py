@@ -64,11 +64,12 @@ def exact_seconds(n: int, columns: int) -> float:
     return _seconds_per_pair_column(engine.current().name) * n * n / 2 * columns
 
 
-#: Seconds on this two-core machine per row·feature·column of a random-feature chunk product
-#: (float32 BLAS), per row·feature of the features (a cosine and a sine), and per
-#: row·resample of a label draw (Philox): measured by ``benchmarks/streaming.py``. The plan is
-#: fixed by them, not re-measured, so the same data always gets the same D and B.
-RFF_PRODUCT_SECONDS, RFF_FEATURE_SECONDS, RFF_DRAW_SECONDS = 2.8e-11, 4e-9, 6e-9
+#: Seconds on this two-core machine, its two threads busy, per row·feature·column of a
+#: random-feature chunk product (float32 BLAS), per row·feature of the features (a cosine and
+#: a sine), and per row·resample of a label draw (Philox): ``python -m benchmarks.streaming
+#: calibrate`` measured 7.7e-11, 9.4e-10 and 5.6e-9 on one thread (load average 1.7). The plan
+#: is fixed by them, not re-measured, so the same data always gets the same D and B.
+RFF_PRODUCT_SECONDS, RFF_FEATURE_SECONDS, RFF_DRAW_SECONDS = 7.5e-11, 1e-9, 3e-9
 
 
 def rff_seconds(n: int, n_features: int, n_resamples: int, maps: int = 1,
