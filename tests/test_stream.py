@@ -180,7 +180,8 @@ def test_a_dask_cluster_gives_the_threads_result() -> None:
     settings = AuditSettings(part="all", n_bootstrap=5, grid_resamples=10, test_resamples=10)
     here = run_stream_audit(cut(frame, [500, 500, 500]), BINARY, settings, sample_rows=1000)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                      dashboard_address=None) as cluster, Client(cluster) as client, \
+                      dashboard_address=None) as cluster, \
+            Client(cluster, set_as_default=False) as client, \
             engine.use("dask", client=client):
         there = run_stream_audit(cut(frame, [500, 500, 500]), BINARY, settings,
                                  sample_rows=1000)

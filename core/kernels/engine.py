@@ -391,7 +391,7 @@ def _dask_partitions(client, task: Callable, source: object, partitions: list,
         level = [client.submit(merge, level[i], level[i + 1], pure=False)
                  if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
         merges += level
-    for done, _ in enumerate(as_completed(futures), start=1):
+    for done, _ in enumerate(as_completed(futures, loop=client.loop), start=1):
         if progress is not None:
             progress(done, len(partitions))
     result = level[0].result()
