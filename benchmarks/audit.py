@@ -25,7 +25,8 @@ def sections(data, settings: AuditSettings) -> None:
     audit_module.reliability_section(rows, settings)
     audit_module.klce_grid(rows, features, settings.class_index, settings.null,
                            settings.grid_resamples, settings.seed)
-    audit_module.lcb_section(data, features, settings.class_index, settings.subgroup_ranges)
+    audit_module.lcb_section(data, features, settings.class_index)
+    audit_module.slice_section(rows, audit_module.slice_names(data, features), settings)
     audit_module.lce_section(rows, features, settings.embedding, settings.gamma, settings.seed)
 
 

@@ -154,10 +154,17 @@ def trust_page(data: AuditData, settings: AuditSettings, exact_up_to: int,
 
 def local_bias_page(data: AuditData, settings: AuditSettings, steps: list[Step]) -> None:
     features = audit_module.feature_columns(data, None)
-    timing, section = timed(lambda: audit_module.lcb_section(
-        data, features, None, settings.subgroup_ranges))
-    steps.append(Step("Local bias", "LCB bandwidths, values and subgroups", timing,
-                      section.reference))
+    timing, section = timed(lambda: audit_module.lcb_section(data, features, None))
+    steps.append(Step("Local bias", "LCB bandwidths and values", timing, section.reference))
+
+
+def findings_page(data: AuditData, settings: AuditSettings, steps: list[Step]) -> None:
+    features = audit_module.feature_columns(data, None)
+    timing, section = timed(lambda: audit_module.slice_section(
+        data, audit_module.slice_names(data, features), settings))
+    steps.append(Step("Findings", f"{section.n_tested:,} slices, depth "
+                      f"{settings.slice_depth}, B = {settings.slice_resamples:,}", timing,
+                      "exact"))
 
 
 def lce_page(data: AuditData, settings: AuditSettings, steps: list[Step]) -> None:
@@ -193,8 +200,8 @@ def export_page(data: AuditData, steps: list[Step]) -> None:
     steps.append(Step("Export", "report: HTML figures, tables, JSON (no PDF)", timing))
 
 
-PAGES = ("data", "reliability", "trust", "local-bias", "lce", "recalibration", "ensembles",
-         "estimators", "export")
+PAGES = ("data", "reliability", "trust", "local-bias", "findings", "lce", "recalibration",
+         "ensembles", "estimators", "export")
 
 
 def run(n: int, pages: tuple[str, ...], exact_up_to: int, folder: Path) -> list[Step]:
@@ -205,6 +212,7 @@ def run(n: int, pages: tuple[str, ...], exact_up_to: int, folder: Path) -> list[
         "reliability": lambda: reliability_page(data, settings, steps),
         "trust": lambda: trust_page(data, settings, exact_up_to, steps),
         "local-bias": lambda: local_bias_page(data, settings, steps),
+        "findings": lambda: findings_page(data, settings, steps),
         "lce": lambda: lce_page(data, settings, steps),
         "recalibration": lambda: recalibration_page(data, steps),
         "ensembles": lambda: steps.append(Step("Ensembles", "credal-set test",

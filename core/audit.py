@@ -18,7 +18,10 @@ Sections, in the order of the pages:
 * **Trust test** — the KLCE² bandwidth grid and its aggregated test
   (:func:`core.stattests.klce_grid.klce_grid_test`).
 * **Local bias** — LCB with cross-validated bandwidths, the calibration split as reference
-  and the test split as query (:func:`lcb_section`), and the most biased subgroups.
+  and the test split as query (:func:`lcb_section`).
+* **Findings** — the slices of the audit features and group attributes where the model is
+  miscalibrated, with family-wise or false-discovery error control
+  (:func:`slice_section`, :func:`core.local.slice_discovery.discover_slices`).
 * **LCE landscape** — MLCE against γ over a map of the audit features (:func:`lce_section`).
 """
 
@@ -50,8 +53,9 @@ from core.local.embedding import (
 from core.local.groups import group_calibration_table, group_reliability_tables
 from core.local.lcb_estimate import LcbEstimate
 from core.local.lcb_estimate import lcb_estimate as estimate_lcb
-from core.local.lcb_trends import biased_subgroups
 from core.local.lce_estimate import mlce_curve
+from core.local.slice_discovery import ERROR_RATES, SliceDiscovery, discover_slices
+from core.local.slice_space import Slice
 from core.metrics import cumulative
 from core.metrics.extended import extended_metrics_table
 from core.metrics.skce_estimate import skce_summary
@@ -116,7 +120,11 @@ class AuditSettings:
     grid_features: int = TEST_FEATURES
     embedding: str = "pca"
     gamma: float = 0.2
-    subgroup_ranges: int = 4
+    slice_ranges: int = 4
+    slice_depth: int = 2
+    slice_resamples: int = 1000
+    slice_notion: str | None = None
+    error_rate: str = "fwer"
     alpha: float = 0.05
     seed: int = 0
 
@@ -126,10 +134,16 @@ class AuditSettings:
         check_choice(self.embedding, ("pca", "tsne", "umap"), "embedding method")
         check_choice(self.computation, COMPUTATIONS, "computation",
                      f"choose one of {', '.join(COMPUTATIONS)}")
+        check_choice(self.error_rate, ERROR_RATES, "error rate",
+                     "choose 'fwer' (family-wise) or 'fdr' (false discovery rate)")
         for name, minimum in (("n_bins", 1), ("n_bootstrap", 0), ("test_resamples", 1),
-                              ("group_bins", 1), ("grid_resamples", 1),
-                              ("subgroup_ranges", 1), ("seed", 0), ("grid_features", 2)):
+                              ("group_bins", 1), ("grid_resamples", 1), ("slice_ranges", 2),
+                              ("slice_depth", 1), ("slice_resamples", 1), ("seed", 0),
+                              ("grid_features", 2)):
             check_count(name, getattr(self, name), minimum)
+        if self.slice_depth > 3:
+            raise ValueError(f"slice_depth must be 1, 2 or 3 (columns in one slice), not "
+                             f"{self.slice_depth}.")
         check_positive("gamma", self.gamma)
         if not 0.0 < self.alpha < 1.0:
             raise ValueError(f"alpha must lie strictly between 0 and 1, not {self.alpha!r}.")
@@ -149,7 +163,6 @@ class LcbSection:
     values: np.ndarray  # LCB of the evaluated query rows (NaN: no reference neighbours)
     spec: KernelSpec  # the cross-validated bandwidths
     cv_table: pd.DataFrame
-    subgroups: pd.DataFrame  # biased_subgroups, largest mean |LCB| first
     reference: str  # how reference and query rows were chosen
     rows: np.ndarray | None = None  # query rows of ``values`` (None: all, in order)
     computation: str = "exact"  # what ran, one sentence (LcbEstimate.describe)
@@ -207,6 +220,7 @@ class AuditResult:
     klce_grid: GridTestResult
     lcb: LcbSection
     lce: LceSection | None
+    slices: SliceDiscovery
     notes: tuple[str, ...] = field(default=())
     stream: StreamInfo | None = None
 
@@ -481,7 +495,11 @@ class Sections:
 
     def lcb(self, audit: AuditData, features: tuple[str, ...],
             settings: AuditSettings) -> LcbSection:
-        return lcb_section(audit, features, settings.class_index, settings.subgroup_ranges)
+        return lcb_section(audit, features, settings.class_index)
+
+    def slices(self, data: AuditData, names: tuple[str, ...], settings: AuditSettings,
+               progress: Progress | None = None) -> SliceDiscovery:
+        return slice_section(data, names, settings, progress=progress)
 
     def lce(self, data: AuditData, features: tuple[str, ...], settings: AuditSettings,
             progress: Progress | None = None) -> LceSection | None:
@@ -535,54 +553,106 @@ def lcb_estimate(reference: AuditData, query: AuditData, features: tuple[str, ..
                         seed=seed)
 
 
-def subgroup_table(query: AuditData, values: np.ndarray, class_index: int | None,
-                   by: list[str], x: np.ndarray | None, x_name: str,
-                   n_ranges: int, rows: np.ndarray | None = None) -> pd.DataFrame:
-    """The most biased subgroups of the query rows: group columns ``by`` × ``n_ranges``
-    quantile ranges of ``x`` (a numeric feature or the prediction; ``None`` or one range: no
-    ranges), ranked by mean |LCB| with the raw residual evidence.
-
-    ``values`` are the LCB of the query rows ``rows`` (``None``: of every query row). With a
-    sample of rows, sizes, ranges and the raw evidence still use every query row, and the
-    mean LCB of a subgroup is that of its evaluated rows."""
-    p, outcome = one_vs_rest(query.probs, query.y, tested_class(query, class_index))
-    if rows is not None:
-        full = np.full(query.n, np.nan)
-        full[rows] = values
-        values = full
-    return biased_subgroups(values, outcome - p, p, query.groups[by],
-                            None if n_ranges == 1 else x, x_name, n_ranges=n_ranges)
-
-
 def numeric_features(audit: AuditData, features: tuple[str, ...]) -> list[str]:
     """The chosen audit features that are numeric (LCB is drawn against one of them)."""
     return [c for c in features if pd.api.types.is_numeric_dtype(audit.feature_frame[c])]
 
 
 def lcb_section(audit: AuditData, features: tuple[str, ...], class_index: int | None,
-                n_ranges: int, computation: str = "auto", seed: int = 0,
-                select=None, estimate_with=None) -> LcbSection:
-    """The Local bias page's defaults: cross-validated bandwidths, LCB of the query rows
-    (exact, or sampled on large data: :func:`lcb_estimate`) and the subgroups of the first
-    two group attributes × ranges of the first numeric feature (of the prediction when no
-    feature is numeric). ``select`` and ``estimate_with`` replace :func:`lcb_bandwidths` and
-    :func:`lcb_estimate` (the app's caches of them)."""
+                computation: str = "auto", seed: int = 0, select=None,
+                estimate_with=None) -> LcbSection:
+    """The Local bias page's defaults: cross-validated bandwidths and the LCB of the query
+    rows (exact, or sampled on large data: :func:`lcb_estimate`). ``select`` and
+    ``estimate_with`` replace :func:`lcb_bandwidths` and :func:`lcb_estimate` (the app's
+    caches of them)."""
     reference, query, how = reference_and_query(audit)
     sigma_p, sigma_x, cv_table = (select or lcb_bandwidths)(reference, features, class_index)
     estimate = (estimate_with or lcb_estimate)(reference, query, features, class_index, sigma_p,
                                                sigma_x, computation, seed)
-    numeric = numeric_features(audit, features)
-    if numeric:
-        x, x_name = query.feature_frame[numeric[0]].to_numpy(dtype=float), numeric[0]
-    else:
-        x = one_vs_rest(query.probs, query.y, tested_class(query, class_index))[0]
-        x_name = "predicted probability"
-    subgroups = subgroup_table(query, estimate.values, class_index,
-                               list(audit.groups.columns[:2]), x, x_name, n_ranges,
-                               estimate.rows)
     spec = KernelSpec(sigma_p, sigma_x, class_index=tested_class(audit, class_index))
-    return LcbSection(estimate.values, spec, cv_table, subgroups, how, estimate.rows,
+    return LcbSection(estimate.values, spec, cv_table, how, estimate.rows,
                       estimate.describe(), estimate.plan.exact_seconds)
+
+
+def slice_names(audit: AuditData, features: tuple[str, ...]) -> tuple[str, ...]:
+    """The columns slices are made of by default: the audit features ``features`` and every
+    group attribute that is not among them."""
+    return tuple(features) + tuple(g for g in audit.groups.columns if g not in features)
+
+
+def slice_frame(audit: AuditData, names: tuple[str, ...]) -> pd.DataFrame:
+    """The named audit features and group attributes, as given (categoricals as text)."""
+    columns = []
+    for name in names:
+        if name in audit.feature_frame.columns:
+            columns.append(audit.feature_frame[name])
+        elif name in audit.groups.columns:
+            columns.append(audit.groups[name])
+        else:
+            known = [*audit.feature_frame.columns, *audit.groups.columns]
+            raise ValueError(f"{name!r} is neither an audit feature nor a group attribute; "
+                             f"choose from {', '.join(map(repr, known)) or 'none'}.")
+    return pd.concat(columns, axis=1) if columns else pd.DataFrame(index=range(audit.n))
+
+
+def slice_section(data: AuditData, names: tuple[str, ...], settings: AuditSettings,
+                  progress: Progress | None = None) -> SliceDiscovery:
+    """The Findings page at ``settings``: every slice of the named audit features and group
+    attributes of the audited rows tested for a calibration gap
+    (:func:`core.local.slice_discovery.discover_slices`)."""
+    return discover_slices(
+        data.probs, data.y, slice_frame(data, names), alpha=settings.alpha,
+        error_rate=settings.error_rate, n_ranges=settings.slice_ranges,
+        depth=settings.slice_depth, n_resamples=settings.slice_resamples,
+        notion=settings.slice_notion if not data.is_binary else None,
+        class_names=data.classes, seed=settings.seed, progress=progress)
+
+
+def slice_class(discovery: SliceDiscovery, class_name: str) -> int | None:
+    """The class a row of the slice table tests one vs rest (``None``: the positive class of
+    a binary model, or the top label)."""
+    if discovery.notion != "classwise" or len(discovery.classes) == 1:
+        return None
+    return discovery.classes.index(class_name)
+
+
+def slice_reliability(data: AuditData, inside: np.ndarray, notion: str,
+                      class_index: int | None, n_bins: int = 10
+                      ) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+    """Equal-mass reliability tables of a slice's rows and of the other rows (``None`` when
+    the slice holds every row), on the notion its test used (``classwise`` with
+    ``class_index``, ``positive`` or ``top-label``), with at most ``n_bins`` bins of at least
+    30 rows."""
+    notion = "classwise" if class_index is not None else notion
+    tables: list[pd.DataFrame | None] = []
+    for rows in (inside, ~inside):
+        if not rows.any():
+            tables.append(None)
+            continue
+        bins = max(1, min(n_bins, int(rows.sum()) // 30))
+        tables.append(metrics.reliability_table(data.probs[rows], data.y[rows], n_bins=bins,
+                                                strategy="quantile", notion=notion,
+                                                class_index=class_index))
+    return tables[0], tables[1]
+
+
+def slice_lcb_points(query: AuditData, values: np.ndarray, rows: np.ndarray | None,
+                     piece: Slice, names: tuple[str, ...], class_index: int | None
+                     ) -> tuple[pd.DataFrame, str]:
+    """The LCB of the evaluated query rows (``rows``: a sample, ``None``: all) with whether
+    each lies in the slice ``piece``, beside the numeric column the slice is cut on (else the
+    first numeric one, else the prediction)."""
+    rows = np.arange(query.n) if rows is None else rows
+    frame = slice_frame(query, names).iloc[rows].reset_index(drop=True)
+    numeric = [c.feature for c in piece.conditions if c.low is not None and c.low != c.high]
+    numeric += [n for n in names if pd.api.types.is_numeric_dtype(frame[n])]
+    if numeric:
+        x_name = numeric[0]
+        x = pd.to_numeric(frame[x_name], errors="coerce").to_numpy(dtype=float)
+    else:
+        x_name = "predicted probability"
+        x = one_vs_rest(query.probs[rows], query.y[rows], tested_class(query, class_index))[0]
+    return pd.DataFrame({x_name: x, "lcb": values, "inside": piece.mask(frame)}), x_name
 
 
 def feature_map(data: AuditData, features: tuple[str, ...], method: str, seed: int = 0,
@@ -711,10 +781,12 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
                                   lambda f, m: lane("local", 0.0, 0.4)(f, f"Trust test: {m}"))
         lane("local", 0.4, 0.0)(0.0, "Local bias: cross-validated bandwidths and LCB…")
         bias = sections.lcb(audit, features, settings)
-        lane("local", 0.6, 0.0)(0.0, "LCE landscape: map of the audit features and MLCE "
-                                     "over γ…")
-        lce = sections.lce(data, features, settings, lane("local", 0.6, 0.4))
-        return grid, bias, lce
+        slices = sections.slices(data, slice_names(audit, features), settings,
+                                 lambda f, m: lane("local", 0.5, 0.15)(f, f"Findings: {m}"))
+        lane("local", 0.65, 0.0)(0.0, "LCE landscape: map of the audit features and MLCE "
+                                      "over γ…")
+        lce = sections.lce(data, features, settings, lane("local", 0.65, 0.35))
+        return grid, bias, slices, lce
 
     def tick() -> None:
         if progress is not None:
@@ -725,18 +797,18 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     # by side (each uses both cores only part of the time); an app's cached sections and a
     # cluster or GPU engine run one after the other.
     if concurrent:
-        reliability, (grid, bias, lce) = in_threads(
+        reliability, (grid, bias, slices, lce) = in_threads(
             lambda lane_: reliability_lane() if lane_ == "reliability" else local_lane(),
             ["reliability", "local"], tick=tick)
     else:
         reliability = reliability_lane()
-        grid, bias, lce = local_lane()
+        grid, bias, slices, lce = local_lane()
     notes = () if features else ("No audit features are mapped: the KLCE test uses the "
                                  "prediction kernel only and there is no LCE landscape.",)
     if progress is not None:
         progress(1.0, "Audit complete")
     return AuditResult(settings, audit.name, audit.fingerprint, data.n, part, features,
-                       reliability, grid, bias, lce, notes)
+                       reliability, grid, bias, lce, slices, notes)
 
 
 def settings_for(audit: AuditData, overrides: dict) -> AuditSettings:

@@ -4,21 +4,33 @@
 
     calibration-atlas audit DATA --label COL (--prob COL | --probs COL,COL,...) [--logits]
         [--features COL,...] [--groups COL,...] [--split COL] [--out DIR]
-        [--formats png,svg,pdf,html] [--resamples B] [--seed S]
-        [--stream] [--sample-rows N] [--dask ADDRESS | --engine NAME]
+        [--formats png,svg,pdf,html] [--resamples B] [--seed S] [--alpha A]
+        [--error-rate fwer|fdr] [--slice-depth 1|2|3] [--fail-on local|slices|any]
+        [--member COL[,COL...] ...] [--stream] [--sample-rows N]
+        [--dask ADDRESS | --engine NAME]
     calibration-atlas demo [--out DIR] [--dask ADDRESS | --engine NAME]
     calibration-atlas credal DATA --label COL --member COL[,COL...] --member ...
         [--features COL,...] [--estimator ce2|cekl|skce]
         [--null bootstrap|consistency|refit] [--resamples B] [--alpha A] [--seed S] [--out DIR]
+    calibration-atlas compare DATA --label COL (--models COL,COL | --model NAME=COL,... ...)
+        [--features COL,...] [--groups COL,...] [--split COL] [--criteria C,...]
+        [--fail-on worse] [--alpha A] [--resamples B] [--seed S] [--formats ...] [--out DIR]
 
 ``audit`` and ``demo`` write ``DIR/report.html``, ``DIR/report.pdf`` (where Chromium exists),
-``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv``. ``credal`` runs the
-Ensembles page's three credal-set tests (:func:`core.ensembles.compare_weights`) and writes
-``DIR/credal.json``, ``DIR/credal.csv`` and ``DIR/credal-weights.csv``. The audit is
+``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv`` (with ``--member``, the
+report includes the credal-set tests). ``credal`` runs the
+Ensembles page's three credal-set tests (:func:`core.ensembles.compare_ensemble`) and writes
+``DIR/credal.json``, ``DIR/credal.csv`` and ``DIR/credal-weights.csv``. ``compare`` compares
+a challenger with a champion on the same rows (:func:`core.compare.compare_audit`) and writes
+the Compare models page's sections (:mod:`core.report.comparison`); with ``--fail-on worse``
+it exits 1 when the challenger is significantly worse on a compared criterion or slice. The
+audit is
 :func:`core.audit.run_audit` — the computation the app's pages show — and the report is
 :func:`core.report.build_report`. Exit status 0 on success; 2 on bad input, with the sentence
 the app would show (the column, the rows, the fix) and no traceback; 1 when writing the
-report fails (a full disk, a browser that crashes).
+report fails (a full disk, a browser that crashes) — and 1 when ``--fail-on`` names a verdict
+that rejects at α (the report is written first), so a CI pipeline can gate a model on its
+audit.
 
 A folder of Parquet files, a Parquet file of more than :data:`STREAM_ROWS` rows, or any Parquet
 input with ``--stream`` is audited partition by partition
@@ -43,6 +55,7 @@ import pandas as pd
 
 from core.audit import AuditResult, AuditSettings, default_bootstrap, run_audit
 from core.audit import settings_for as audit_settings_for
+from core.compare import CRITERIA, CompareSettings
 from core.data.audit_data import AuditData
 from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.data.mapping import ColumnMapping
@@ -50,27 +63,30 @@ from core.data.problems import DataError
 from core.data.readers import read_table
 from core.data.stream import open_source
 from core.data.validation import check_choice, check_fraction
-from core.ensembles import ESTIMATORS, NULLS, WEIGHT_LABELS
+from core.ensembles import ESTIMATORS, NULLS
 from core.ensembles.summary import (
     ENSEMBLE_ROWS,
     CredalComparison,
     CredalSettings,
-    compare_weights,
-    ensemble_inputs,
+    compare_ensemble,
     tested_rows,
 )
 from core.kernels import engine
 from core.kernels.declared import connect, declare_cluster, declared_engines
+from core.local.slice_discovery import ERROR_RATES
 from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
+from core.report.comparison import build_comparison_report
 from core.report.export import ExportError, renderer
-from core.report.schema import csv_text, jsonable, test_entry
+from core.report.schema import credal_record, csv_text, jsonable
 from core.stream_audit import SAMPLE_ROWS, run_stream_audit
 
 PROG = "calibration-atlas"
 DEFAULT_OUT = "calibration-atlas-report"
 #: A Parquet file of more rows than this is streamed partition by partition.
 STREAM_ROWS = 2_000_000
+#: Verdicts --fail-on can gate on.
+GATES = ("local", "slices", "any")
 BAR_WIDTH = 30
 #: Figure files the demo writes.
 DEMO_FORMATS = ("png", "svg", "pdf", "html")
@@ -78,8 +94,8 @@ DEMO_FORMATS = ("png", "svg", "pdf", "html")
 DESCRIPTION = """\
 Audit a probabilistic classifier's calibration — globally (reliability, ECE with bootstrap
 intervals, SKCE and Hosmer–Lemeshow tests) and locally (the KLCE test over a bandwidth grid,
-the local calibration bias of every row and the most biased subgroups, MLCE) — and write a
-self-contained report."""
+the local calibration bias of every row, MLCE, and the miscalibrated slices of the features
+and groups with a controlled error rate) — and write a self-contained report."""
 
 AUDIT_EPILOG = """\
 examples:
@@ -89,14 +105,19 @@ examples:
   calibration-atlas audit loans.csv --label defaulted --prob p_default \\
       --features age,income,race --groups sex,race --split split \\
       --out audit-2026-11 --formats png,pdf --resamples 1000 --seed 7
+  calibration-atlas audit scores.csv --label y --prob p --features age,region \\
+      --formats html --fail-on slices          # a CI gate: exit 1 if a slice is flagged
   calibration-atlas audit clicks/ --label clicked --prob p_click --features hour,region \\
       --groups region --dask tcp://10.0.0.5:8786
+  calibration-atlas audit ensemble.csv --label y --prob p_mean --features x \\
+      --member p_net --member p_tree --member p_boost
 
 writes DIR/report.html, DIR/report.pdf (when Chromium exists), DIR/results.json,
 DIR/figures/<figure>.<format> and DIR/tables/<table>.csv. A folder of Parquet files (or a
 Parquet file of more than 2,000,000 rows, or --stream) is read partition by partition.
 Exit status: 0 success, 2 bad input (the message names the column and rows), 1 the report
-could not be written."""
+could not be written or the --fail-on verdict rejects at alpha (the report is written
+first)."""
 
 DEMO_EPILOG = f"""\
 example:
@@ -180,9 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="run 'calibration-atlas audit --help', 'calibration-atlas demo --help' or "
-               "'calibration-atlas credal --help' for the options and examples of each "
-               "command.")
-    commands = parser.add_subparsers(dest="command", metavar="{audit,demo,credal}",
+               "'calibration-atlas credal --help' or 'calibration-atlas compare --help' for the "
+               "options and examples of each command.")
+    commands = parser.add_subparsers(dest="command", metavar="{audit,demo,credal,compare}",
                                      required=True)
 
     audit = commands.add_parser(
@@ -245,6 +266,28 @@ def build_parser() -> argparse.ArgumentParser:
                        help="seed of the bootstrap, the resampling tests, the embedding and the "
                             "trend bands, for a reproducible report "
                             "(default 0); example: --seed 7")
+    audit.add_argument("--alpha", metavar="A", type=float, default=0.05,
+                       help="level of every verdict: the tests and the slice findings' error "
+                            "rate (default 0.05); example: --alpha 0.01")
+    audit.add_argument("--error-rate", choices=ERROR_RATES, default="fwer",
+                       help="what the slice findings control: fwer, the chance of any false "
+                            "finding (default), or fdr, the expected share of false findings; "
+                            "example: --error-rate fdr")
+    audit.add_argument("--slice-depth", type=int, choices=(1, 2, 3), default=2,
+                       help="most features and groups combined in one slice (default 2: "
+                            "pairs); example: --slice-depth 3")
+    audit.add_argument("--fail-on", choices=GATES, default=None,
+                       help="exit with status 1 (after writing the report) when this verdict "
+                            "rejects at alpha: local (the aggregated KLCE test), slices (any "
+                            "slice flagged) or any (those two or the global SKCE test); "
+                            "example: --fail-on slices")
+    audit.add_argument("--member", metavar="COL[,COL...]", type=column_list, action="append",
+                       default=[], dest="members",
+                       help="an ensemble member's probability column(s), once per member (at "
+                            "least two): the report gets the credal-set test of the Ensembles "
+                            "page (learned lambda(x) over --features, the mean, sampled "
+                            "weights; Algorithm 1's null, B = --resamples or 100); example: "
+                            "--member p_net --member p_tree")
 
     demo = commands.add_parser(
         "demo", help=f"audit the '{DEFAULT_DEMO}' demo data and write its report",
@@ -252,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     add_output_options(demo)
     add_credal_command(commands)
-    for command in (audit, demo, commands.choices["credal"]):
+    add_compare_command(commands)
+    for command in (audit, demo, commands.choices["credal"], commands.choices["compare"]):
         add_engine_options(command)
     return parser
 
@@ -297,6 +341,88 @@ def add_credal_command(commands) -> None:
              "example: --out credal-2026-11")
 
 
+COMPARE_EPILOG = f"""\
+examples:
+  calibration-atlas compare loans.csv --label defaulted --models p_prod,p_new \\
+      --features age,income,race --groups sex,race --split split --fail-on worse
+  calibration-atlas compare landcover.csv --label cover \\
+      --model prod=a_water,a_forest,a_urban --model new=b_water,b_forest,b_urban
+
+the first model is the champion (A), the second the challenger (B); differences are B - A
+and every criterion is a loss (lower is better). Criteria: {', '.join(CRITERIA)}. The test
+split is compared when --split is given. Writes DIR/report.html, DIR/report.pdf (when
+Chromium exists), DIR/results.json, DIR/figures/* and DIR/tables/comparison*.csv.
+Exit status: 0 success, 2 bad input, 1 the challenger is significantly worse (with
+--fail-on worse) or the report could not be written."""
+
+
+def model_option(text: str) -> tuple[str, tuple[str, ...]]:
+    """An argparse type: ``NAME=COL[,COL...]``, one model's name and its column(s)."""
+    name, sep, columns = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not NAME=COL[,COL...]; example: --model new=p_new, or "
+            "--model new=b_cat,b_dog for one column per class")
+    return name.strip(), column_list(columns)
+
+
+def add_compare_command(commands) -> None:
+    compare_cmd = commands.add_parser(
+        "compare", help="compare a challenger model with a champion on the same rows",
+        description="Champion against challenger: paired tests of Brier score, log loss, "
+                    "ECE, smooth ECE and KLCE², per group and per slice.",
+        epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    compare_cmd.add_argument("data", metavar="DATA", type=Path,
+                             help="CSV, TSV or Parquet file with both models' predictions; "
+                                  "example: loans.csv")
+    compare_cmd.add_argument("--label", metavar="COL", required=True,
+                             help="column of the observed class; example: --label defaulted")
+    models = compare_cmd.add_mutually_exclusive_group(required=True)
+    models.add_argument("--models", metavar="COL,COL", type=column_list,
+                        help="binary label: the champion's and the challenger's P(y = 1) "
+                             "columns, champion first; example: --models p_prod,p_new")
+    models.add_argument("--model", metavar="NAME=COL[,COL...]", type=model_option,
+                        action="append", dest="named_models",
+                        help="one model by name with its column(s) (one per class, in "
+                             "class order, for a multiclass label); give it twice, champion "
+                             "first; example: --model prod=p_prod --model new=p_new")
+    compare_cmd.add_argument("--logits", action="store_true",
+                             help="the model columns hold logits or scores; "
+                                  "example: --models s_prod,s_new --logits")
+    compare_cmd.add_argument("--features", metavar="COL,...", type=column_list, default=(),
+                             help="audit features: the KLCE kernel and the feature slices; "
+                                  "example: --features age,income,race")
+    compare_cmd.add_argument("--groups", metavar="COL,...", type=column_list, default=(),
+                             help="group attributes compared group by group; "
+                                  "example: --groups sex,race")
+    compare_cmd.add_argument("--split", metavar="COL",
+                             help="column with train / calibration / test per row: the test "
+                                  "split is compared; example: --split split")
+    compare_cmd.add_argument("--criteria", metavar="C,...", type=column_list, default=CRITERIA,
+                             help=f"criteria to compare (default all: {', '.join(CRITERIA)}); "
+                                  "example: --criteria brier,log_loss")
+    compare_cmd.add_argument("--fail-on", choices=("worse",), dest="fail_on",
+                             help="exit 1 when the challenger is significantly worse on any "
+                                  "compared criterion, or by Brier score or log loss (when "
+                                  "compared) in any group or slice; "
+                                  "example: --fail-on worse")
+    compare_cmd.add_argument("--alpha", metavar="A", type=float, default=0.05,
+                             help="level of every test (default 0.05); example: --alpha 0.01")
+    compare_cmd.add_argument("--resamples", metavar="B", type=whole_number(2), default=200,
+                             help="paired-bootstrap resamples and KLCE test resamples "
+                                  "(default 200); example: --resamples 1000")
+    compare_cmd.add_argument("--seed", metavar="S", type=whole_number(0), default=0,
+                             help="seed of every resampling step (default 0); example: --seed 7")
+    compare_cmd.add_argument("--formats", metavar="png,svg,pdf,html", type=formats_list,
+                             default=("png", "html"),
+                             help="figure files to write into DIR/figures (default png,html; "
+                                  "without Chromium only html); example: --formats svg")
+    compare_cmd.add_argument(
+        "--out", metavar="DIR", default=Path("calibration-atlas-comparison"), type=Path,
+        help="folder for the report, created if needed (default: "
+             "./calibration-atlas-comparison); example: --out compare-2026-11")
+
+
 # --------------------------------------------------------------------------- progress
 
 
@@ -338,25 +464,70 @@ class ProgressBar:
 # --------------------------------------------------------------------------- commands
 
 
+def check_member_count(members: Sequence[Sequence[str]]) -> None:
+    """At least two members, each naming the same number of columns."""
+    if len(members) < 2:
+        raise ValueError(f"--member was given {len(members)} time(s); a credal set needs at "
+                         "least two members (give --member once per member).")
+    if len({len(columns) for columns in members}) > 1:
+        raise ValueError("Every --member must name the same number of columns (one for a "
+                         "binary label, one per class otherwise); got "
+                         + ", ".join(",".join(columns) for columns in members) + ".")
+
+
 def load_audit(options: argparse.Namespace) -> AuditData:
     """The validated data of ``audit``'s options (raises DataError with the user's sentence)."""
     table = read_table(options.data).frame
     probs = {"prob": options.prob} if options.prob else {"probs": list(options.probs)}
+    members = getattr(options, "members", [])
+    if members:
+        check_member_count(members)
     return AuditData.from_frame(
         table, label=options.label, **probs, logits=options.logits,
         features=list(options.features), groups=list(options.groups), split=options.split,
-        name=options.data.name)
+        members=members, name=options.data.name)
+
+
+def option_settings(options: argparse.Namespace) -> dict:
+    """The settings the options give: resamples, seed, α, the slices' error rate and depth."""
+    fields = {"seed": getattr(options, "seed", 0),
+              "alpha": check_fraction("--alpha", getattr(options, "alpha", 0.05)),
+              "error_rate": getattr(options, "error_rate", "fwer"),
+              "slice_depth": getattr(options, "slice_depth", 2)}
+    resamples = getattr(options, "resamples", None)
+    if resamples is not None:
+        fields.update(n_bootstrap=resamples, test_resamples=resamples,
+                      grid_resamples=resamples, slice_resamples=resamples)
+    return fields
 
 
 def settings_for(options: argparse.Namespace, audit: AuditData) -> AuditSettings:
     """The audit settings: the app's defaults for data of this size (the Export page's,
-    :func:`core.audit.settings_for`), resamples and seed from the options."""
-    resamples = getattr(options, "resamples", None)
-    overrides: dict = {"seed": getattr(options, "seed", 0)}
-    if resamples is not None:
-        overrides.update(n_bootstrap=resamples, test_resamples=resamples,
-                         grid_resamples=resamples)
-    return audit_settings_for(audit, overrides)
+    :func:`core.audit.settings_for`) and the options' (:func:`option_settings`)."""
+    return audit_settings_for(audit, option_settings(options))
+
+
+def failed_verdicts(result: AuditResult, fail_on: str | None) -> list[str]:
+    """The verdicts named by ``--fail-on`` that reject at the audit's α, one sentence each."""
+    if fail_on is None:
+        return []
+    alpha = result.settings.alpha
+    failed = []
+    consistency = result.reliability.tests["consistency"].p_value
+    if fail_on == "any" and consistency <= alpha:
+        failed.append(f"global: the SKCE consistency test rejects calibration "
+                      f"(p = {consistency:.4g})")
+    local = result.klce_grid.aggregated.p_value
+    if fail_on in ("local", "any") and local <= alpha:
+        failed.append(f"local: the aggregated KLCE test rejects local calibration "
+                      f"(p = {local:.4g})")
+    if fail_on in ("slices", "any") and result.slices.rejects():
+        found = result.slices.findings
+        first = found.iloc[0]
+        failed.append(f"slices: {len(found):,} miscalibrated slice finding(s), the first "
+                      f"{first['slice']} (gap {first['gap']:+.3f}, adjusted p = "
+                      f"{first['p_adjusted']:.4g}, {result.slices.error_rate.upper()})")
+    return failed
 
 
 def check_methods(methods: Sequence[str]) -> tuple[str, ...]:
@@ -368,23 +539,29 @@ def check_methods(methods: Sequence[str]) -> tuple[str, ...]:
 
 
 def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[str],
-        stream: TextIO, methods: Sequence[str] = ()) -> int:
-    """Audit, compare the recalibration ``methods`` (if any), build and write the report;
-    print what was written and how long it took."""
+        stream: TextIO, methods: Sequence[str] = (), fail_on: str | None = None,
+        credal_resamples: int = 100) -> int:
+    """Audit, compare the recalibration ``methods`` (if any), run the credal-set tests when
+    the data has ensemble members, build and write the report; print what was written and
+    how long it took. Returns 1 when a ``fail_on`` verdict rejects (:func:`failed_verdicts`),
+    else 0."""
     start = time.perf_counter()
     bar = ProgressBar(stream, "audit ")
     try:
         result = run_audit(audit, settings, progress=bar)
     finally:
         bar.close()
-    return finish(result, audit, settings, out, formats, stream, methods, start)
+    return finish(result, audit, settings, out, formats, stream, methods, start, fail_on,
+                  credal_resamples)
 
 
 def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: Path,
            formats: Sequence[str], stream: TextIO, methods: Sequence[str],
-           start: float) -> int:
+           start: float, fail_on: str | None = None, credal_resamples: int = 100) -> int:
     """Compare the recalibration ``methods`` on ``audit`` (a streamed audit's seeded sample),
-    build and write the report, print what was written and how long it took."""
+    run the credal-set tests when it has ensemble members, build and write the report, print
+    what was written and how long it took; 1 when a ``fail_on`` verdict rejects
+    (:func:`failed_verdicts`), else 0."""
     comparison = None
     if methods:
         bar = ProgressBar(stream, "recalibration")
@@ -394,11 +571,21 @@ def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: 
                                  gamma=settings.gamma, progress=bar).table
         finally:
             bar.close()
+    credal = None
+    if audit.members is not None:
+        bar = ProgressBar(stream, "credal")
+        try:
+            credal = compare_ensemble(
+                audit, tuple(range(len(audit.member_names))), result.features,
+                CredalSettings(n_resamples=credal_resamples, alpha=settings.alpha,
+                               seed=settings.seed), progress=bar)
+        finally:
+            bar.close()
     audited = time.perf_counter() - start
     bar = ProgressBar(stream, "report")
     try:
         report = build_report(result, audit, comparison=comparison, formats=formats,
-                              progress=bar, shared_plotly=True)
+                              progress=bar, credal=credal, shared_plotly=True)
     finally:
         bar.close()
         renderer().close()  # the figure browser, closed now rather than at interpreter exit
@@ -415,7 +602,11 @@ def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: 
         f"Audited {result.rows:,} rows ({result.part}) of {result.dataset}: wrote "
         f"{len(files)} files to {out} in {total:.1f} s (audit {audited:.1f} s; {steps}).\n")
     stream.write(f"Open {out / 'report.html'} for the report.\n")
-    return 0
+    failed = failed_verdicts(result, fail_on)
+    for sentence in failed:
+        stream.write(f"{PROG}: --fail-on {fail_on}: {sentence} at alpha = "
+                     f"{settings.alpha:g}.\n")
+    return 1 if failed else 0
 
 
 def should_stream(options: argparse.Namespace) -> bool:
@@ -448,12 +639,8 @@ def run_streamed(options: argparse.Namespace, stream: TextIO) -> int:
     start = time.perf_counter()
     source = open_source(options.data)
     stream.write(f"Streaming {source.describe()}.\n")
-    resamples = getattr(options, "resamples", None)
-    overrides: dict = {"seed": options.seed, "n_bootstrap": default_bootstrap(source.n)}
-    if resamples is not None:
-        overrides.update(n_bootstrap=resamples, test_resamples=resamples,
-                         grid_resamples=resamples)
-    settings = AuditSettings(**overrides)
+    settings = AuditSettings(**{"n_bootstrap": default_bootstrap(source.n),
+                                **option_settings(options)})
     bar = ProgressBar(stream, "audit ", every_message=True)
     try:
         streamed = run_stream_audit(source, mapping_of(options), settings, progress=bar,
@@ -465,7 +652,7 @@ def run_streamed(options: argparse.Namespace, stream: TextIO) -> int:
                                         for name, seconds in info.passes) + ".\n")
     stream.write(f"Peak memory of this process: {peak_memory_mib():,.0f} MiB.\n")
     return finish(streamed.result, streamed.sample, settings, options.out, options.formats,
-                  stream, check_methods(options.recalibrate), start)
+                  stream, check_methods(options.recalibrate), start, options.fail_on)
 
 
 def peak_memory_mib() -> float:
@@ -485,13 +672,7 @@ def load_credal(options: argparse.Namespace) -> AuditData:
     """
     table = read_table(options.data).frame
     members = options.members
-    if len(members) < 2:
-        raise ValueError(f"--member was given {len(members)} time(s); a credal set needs at "
-                         "least two members (give --member once per member).")
-    if len({len(columns) for columns in members}) > 1:
-        raise ValueError("Every --member must name the same number of columns (one for a "
-                         "binary label, one per class otherwise); got "
-                         + ", ".join(",".join(columns) for columns in members) + ".")
+    check_member_count(members)
     first = list(members[0])
     probs = {"prob": first[0]} if len(first) == 1 else {"probs": first}
     checked = AuditData.from_frame(table, label=options.label, **probs,
@@ -507,22 +688,18 @@ def load_credal(options: argparse.Namespace) -> AuditData:
 
 
 def credal_files(comparison: CredalComparison, data: AuditData, tested: np.ndarray,
-                 features: Sequence[str], out: Path) -> list[Path]:
-    """Write the comparison: ``credal.csv`` (one row per test), ``credal.json`` (settings,
-    and per test the report's entry — statistic, p-values, null hypothesis, parameters, null
-    statistics — with its label and verdict) and ``credal-weights.csv`` (the learned λ(x) and
+                 out: Path) -> list[Path]:
+    """Write the comparison: ``credal.csv`` (one row per test), ``credal.json`` (the report's
+    credal record, :func:`core.report.schema.credal_record`: members, features, settings,
+    verdict, per test its entry — statistic, p-values, null hypothesis, parameters, null
+    statistics — with its label, the null used and its verdict, the learned weights per
+    member) and ``credal-weights.csv`` (the learned λ(x) and
     combination on each test row, by row of the table), escaped and NaN-safe as the report's
     files are (:mod:`core.report.schema`). ``tested`` are the rows of ``data`` the tests saw
     (:func:`core.ensembles.summary.tested_rows`)."""
-    settings = comparison.settings
     learned = comparison.results["learned"]
-    document = {
-        "data": data.name, "rows": data.n, "tested_rows": tested.size,
-        "members": data.member_names, "features": features, "settings": settings,
-        "tests": {key: {"label": WEIGHT_LABELS[key], **test_entry(result.method, result),
-                        "rejects": result.rejects(settings.alpha)}
-                  for key, result in comparison.results.items()},
-    }
+    document = {"data": data.name, "rows": data.n, **credal_record(comparison),
+                "tested_rows": tested.size}
     weights = pd.DataFrame(learned.weights, columns=[f"weight[{name}]"
                                                      for name in data.member_names])
     combined = pd.DataFrame(learned.combined, columns=[f"combined[{c}]" for c in data.classes])
@@ -546,12 +723,11 @@ def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
     members = tuple(range(len(data.member_names)))
     bar = ProgressBar(stream, "credal")
     try:
-        comparison = compare_weights(*ensemble_inputs(data, members, options.features),
-                                     settings, progress=bar)
+        comparison = compare_ensemble(data, members, options.features, settings, progress=bar)
     finally:
         bar.close()
     tested = tested_rows(data)
-    paths = credal_files(comparison, data, tested, options.features, options.out)
+    paths = credal_files(comparison, data, tested, options.out)
     table = comparison.table()
     for row in table.itertuples():
         stream.write(f"{row.test}: {row.estimator} = {row.statistic:.4g}, "
@@ -586,6 +762,74 @@ def compute_engine(options: argparse.Namespace, stream: TextIO) -> Iterator[None
             stream.write(f"note: {message}\n")
 
 
+def load_comparison(options: argparse.Namespace) -> tuple[AuditData, CompareSettings]:
+    """The validated table with both models, and the comparison's settings."""
+    if options.models is not None:
+        if len(options.models) != 2:
+            raise ValueError(f"--models names {len(options.models)} column(s); give exactly "
+                             "two, champion first: --models p_prod,p_new.")
+        named = [(c, (c,)) for c in options.models]
+    else:
+        named = list(options.named_models)
+        if len(named) != 2:
+            raise ValueError(f"--model was given {len(named)} time(s); give it exactly twice, "
+                             "champion first: --model prod=p_prod --model new=p_new.")
+    (champion, columns), (challenger, other) = named
+    probs = {"prob": columns[0]} if len(columns) == 1 else {"probs": list(columns)}
+    table = read_table(options.data).frame
+    audit = AuditData.from_frame(
+        table, label=options.label, **probs, logits=options.logits, model=champion,
+        models={challenger: other}, features=list(options.features),
+        groups=list(options.groups), split=options.split, name=options.data.name)
+    unknown = [c for c in options.criteria if c not in CRITERIA]
+    if unknown:
+        raise ValueError(f"--criteria: unknown {', '.join(unknown)}; choose from "
+                         f"{', '.join(CRITERIA)}.")
+    settings = CompareSettings(
+        challenger=challenger, champion=champion, features=tuple(options.features),
+        part="test" if options.split else "all",
+        alpha=check_fraction("--alpha", options.alpha), criteria=tuple(options.criteria),
+        n_resamples=options.resamples, seed=options.seed)
+    return audit, settings
+
+
+def run_compare(options: argparse.Namespace, stream: TextIO) -> int:
+    """The ``compare`` command: compare with a progress bar, print the verdict, write the
+    report; 1 with ``--fail-on worse`` when the challenger is significantly worse."""
+    start = time.perf_counter()
+    audit, settings = load_comparison(options)
+    bar = ProgressBar(stream, "compare")
+    try:
+        result = settings.run(audit, progress=bar)
+    finally:
+        bar.close()
+    bar = ProgressBar(stream, "report ")
+    try:
+        report = build_comparison_report(result, audit, settings, options.formats,
+                                         progress=bar)
+    finally:
+        bar.close()
+        renderer().close()
+    files = write_report(report, options.out)
+    for row in result.table.itertuples():
+        stream.write(f"{row.name}: B - A = {row.difference:+.4g} [{row.ci_low:+.4g}, "
+                     f"{row.ci_high:+.4g}], p = {row.p_value:.4g}\n")
+    stream.write(result.verdict + "\n")
+    for note in report.notes:
+        stream.write(f"note: {note}\n")
+    stream.write(f"Compared {result.n:,} rows of {audit.name}: wrote {len(files)} files to "
+                 f"{options.out} in {time.perf_counter() - start:.1f} s.\n")
+    worse = result.worse()  # the declared criteria: those compared
+    slices = result.worse_slices()
+    slices = slices[slices["criterion"].isin(settings.criteria)]
+    if options.fail_on == "worse" and (worse or not slices.empty):
+        where = [*worse, *(f"slice {s}" for s in slices["slice"].unique()[:5])]
+        stream.write(f"{PROG}: the challenger '{result.challenger}' is significantly worse "
+                     f"({', '.join(where)}); exit status 1 (--fail-on worse).\n")
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 success, 2 bad input, 1 failure).
 
@@ -605,17 +849,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         with compute_engine(options, stream):
             if options.command == "credal":
                 return run_credal(options, stream)
+            if options.command == "compare":
+                return run_compare(options, stream)
             if options.command == "demo":
                 audit, settings, formats = load_demo(DEFAULT_DEMO), AuditSettings(), \
                     DEMO_FORMATS
             else:
                 if should_stream(options):
                     check_methods(options.recalibrate)
+                    if options.members:
+                        raise ValueError(
+                            "--member cannot be used with a streamed table (a folder, a "
+                            f"Parquet file of more than {STREAM_ROWS:,} rows or --stream): "
+                            "the credal-set tests refit weights on the rows in memory; run "
+                            "'calibration-atlas credal' on a sample of the table instead.")
                     return run_streamed(options, stream)
                 audit = load_audit(options)
                 settings, formats = settings_for(options, audit), options.formats
             methods = check_methods(getattr(options, "recalibrate", ()))
-            return run(audit, settings, options.out, formats, stream, methods)
+            return run(audit, settings, options.out, formats, stream, methods,
+                       getattr(options, "fail_on", None),
+                       getattr(options, "resamples", None) or 100)
     except (DataError, ValueError) as error:  # DataError: the user's table
         stream.write(f"{PROG}: error: {error}\n")
         return 2

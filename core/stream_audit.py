@@ -51,6 +51,8 @@ from core.audit import (
     feature_columns_of,
     lcb_section,
     lce_section,
+    slice_names,
+    slice_section,
 )
 from core.data.audit_data import AuditData
 from core.data.groups import MIN_GROUP_ROWS
@@ -723,7 +725,7 @@ EXACT = ("the reliability table, accuracy, Brier, log loss and the binned errors
          "(random Fourier features)")
 SAMPLED = ("the smooth ECE, ICI, E50, E90, Emax, calibration slope and intercept, Brier and "
            "log-loss decompositions, cumulative metrics and their tests, Cox's test and the "
-           "SKCE block test", "LCB and the most biased subgroups", "MLCE over γ")
+           "SKCE block test", "LCB", "MLCE over γ", "the slice findings")
 
 
 def on_sample(result, rows: int, total: int):
@@ -794,9 +796,11 @@ def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: K
 
     features = feature_columns_of(schema.mapping.features, settings.features)
     progress(0.4, "The seeded sample: local bias…")
-    bias = lcb_section(sample, features, settings.class_index, settings.subgroup_ranges,
-                       seed=settings.seed)
+    bias = lcb_section(sample, features, settings.class_index, seed=settings.seed)
     bias = dataclasses.replace(bias, computation=bias.computation + sampled)
+    progress(0.5, "The seeded sample: slice findings…")
+    slices = slice_section(part, slice_names(sample, features), settings,
+                           progress=lambda f, msg: progress(0.5 + 0.1 * f, msg))
     progress(0.6, "The seeded sample: MLCE over γ…")
     lce = lce_section(part, features, settings.embedding, settings.gamma, settings.seed,
                       progress=lambda f, msg: progress(0.6 + 0.4 * f, msg))
@@ -810,7 +814,7 @@ def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: K
         "there is no LCE landscape.",)
     result = AuditResult(settings, source.name, fingerprint, n,
                          spec.part or "all rows", features, reliability, grid, bias, lce,
-                         (info.describe(), *result_notes), info)
+                         slices, (info.describe(), *result_notes), info)
     return result, sample
 
 

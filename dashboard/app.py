@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard.access import account_sidebar, gate
-from dashboard.components import dataset_card, stored_table_panel
+from dashboard.components import dataset_card, model_picker, stored_table_panel
 from dashboard.compute import apply_engine, engine_sidebar, report_fallback
 from dashboard.guard import run_page
 from dashboard.state import active_audit, active_source, ensure_active, save_settings
@@ -29,9 +29,12 @@ PAGES = [
             icon=":material/ssid_chart:"),
     st.Page(HERE / "views" / "trust.py", title="Trust test", icon=":material/verified:"),
     st.Page(HERE / "views" / "local_bias.py", title="Local bias", icon=":material/insights:"),
+    st.Page(HERE / "views" / "findings.py", title="Findings", icon=":material/flag:"),
     st.Page(HERE / "views" / "lce_landscape.py", title="LCE landscape",
             icon=":material/scatter_plot:"),
     st.Page(HERE / "views" / "recalibration.py", title="Recalibration", icon=":material/build:"),
+    st.Page(HERE / "views" / "compare.py", title="Compare models",
+            icon=":material/compare_arrows:"),
     st.Page(HERE / "views" / "ensembles.py", title="Ensembles", icon=":material/stacks:"),
     st.Page(HERE / "views" / "estimators.py", title="Estimators", icon=":material/tune:"),
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
@@ -49,8 +52,12 @@ navigation = st.navigation(PAGES)
 save_settings()  # the widget values this run starts with, stored with the session's table
 # The sidebar card is drawn before the page (a page that ends early with st.stop() keeps it,
 # and nothing drawn after such a page is shown) and redrawn after it, so that a dataset the
-# page just activated shows at once.
+# page just activated shows at once. The sidebar's elements keep their places whichever table
+# is active (the model picker sits in a container of its own): an element that moved would be
+# drawn anew, and the Compute engine expander would close under the visitor's hands.
 with st.sidebar:
+    with st.container():  # always one block, so a table without a picker keeps the layout
+        model_picker(active_audit())
     card = st.empty()
     engine_sidebar()
     account_sidebar()

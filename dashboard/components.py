@@ -21,6 +21,7 @@ from dashboard.state import (
     export_file,
     forget_table,
     request_exact,
+    set_audited_model,
     set_export_file,
     stored_token,
     take_notice,
@@ -38,6 +39,8 @@ def dataset_card(audit: AuditData, source: str) -> None:
         lines.append("features: " + ", ".join(audit.feature_frame.columns))
     if audit.groups.shape[1]:
         lines.append("groups: " + ", ".join(audit.groups.columns))
+    if len(audit.model_names) > 1:
+        lines.append("models: " + ", ".join(audit.model_names))
     if audit.split is not None:
         parts = {p: int((audit.split == p).sum()) for p in ("train", "calibration", "test")}
         lines.append("split: " + ", ".join(f"{k} {v:,}" for k, v in parts.items() if v))
@@ -59,6 +62,22 @@ def stored_table_panel(key: str = "forget_table") -> None:
     st.button("Forget this table", key=key, icon=":material/delete:", on_click=forget_table,
               help="Deletes the stored file, its mapping and settings from the server now, "
                    "and goes back to the demo.")
+
+
+def model_picker(audit: AuditData) -> None:
+    """Sidebar choice of the model every page audits, for tables with several prediction sets
+    (the Compare models page compares two of them)."""
+    names = list(audit.model_names)
+    if len(names) < 2:
+        return
+    key = "audited_model_" + audit.with_model(names[0]).fingerprint  # one key a table
+    if st.session_state.get(key) not in names:
+        st.session_state[key] = audit.model
+    chosen = st.selectbox("Audited model", names, key=key,
+                          help="Every page audits this model's predictions; the Compare "
+                               "models page compares it with another.")
+    if chosen != audit.model:
+        set_audited_model(chosen)
 
 
 def validation_report(notes: tuple[ValidationNote, ...] | list[ValidationNote]) -> None:

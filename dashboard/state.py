@@ -211,15 +211,43 @@ def active_source() -> str:
     return st.session_state[_SOURCE]
 
 
-def remember_upload(table) -> None:
+def set_audited_model(name: str, session: MutableMapping | None = None) -> None:
+    """Audit the active table's prediction set ``name`` on every page (the sidebar's model
+    choice). The dataset's fingerprint changes with the model, so every cached result is the
+    chosen model's."""
+    state = st.session_state if session is None else session
+    state[_AUDIT] = state[_AUDIT].with_model(name)
+
+
+#: Prefix of the Data page's reference-model form widgets (``ref_source_…``, ``ref_label_…``).
+REFERENCE_FORM = "ref_"
+UPLOAD_KEY = "uploaded_table_key"
+
+
+def remember_upload(table, key: str) -> None:
     """Keep the last uploaded table (a :class:`core.data.readers.LoadedTable`) for the reference
-    model tab."""
+    model tab; ``key`` identifies the file's contents. A new file starts a fresh reference
+    form (:func:`reference_form_key`); the widgets of the old one are forgotten."""
+    if st.session_state.get(UPLOAD_KEY) != key:
+        for name in [k for k in st.session_state if str(k).startswith(REFERENCE_FORM)]:
+            del st.session_state[name]
     st.session_state[_UPLOAD] = table
+    st.session_state[UPLOAD_KEY] = key
+
+
+def reference_form_key(name: str) -> str:
+    """The key of one reference-form widget. It carries the last upload's key: Streamlit keeps
+    a widget's value (in the browser too) for as long as its key lives, so a new upload must
+    bring new keys for the form to open on the new table with its defaults instead of an
+    earlier choice such as the demo raw table."""
+    return f"{REFERENCE_FORM}{name}_{st.session_state.get(UPLOAD_KEY, 'none')}"
 
 
 def last_upload():
-    """The last uploaded :class:`core.data.readers.LoadedTable` of this session, or ``None``."""
-    return st.session_state.get(_UPLOAD)
+    """The last uploaded table of this session and its key: ``(LoadedTable, key)``, or
+    ``None``."""
+    table = st.session_state.get(_UPLOAD)
+    return None if table is None else (table, st.session_state[UPLOAD_KEY])
 
 
 # --------------------------------------------------------------------------- recalibration
@@ -257,7 +285,12 @@ PAGE_SETTINGS = {
     "trust_alpha": ("alpha", float),
     "lce_method": ("embedding", str),
     "lce_gamma": ("gamma", float),
-    "lcb_ranges": ("subgroup_ranges", int),
+    "find_alpha": ("alpha", float),
+    "find_error": ("error_rate", str),
+    "find_depth": ("slice_depth", int),
+    "find_ranges": ("slice_ranges", int),
+    "find_b": ("slice_resamples", int),
+    "find_notion": ("slice_notion", str),
 }
 #: Widgets whose values are stored with the session's table and come back after a reload.
 SAVED_WIDGETS = (*PAGE_SETTINGS, "trust_b", "lce_signed", "lcb_subgroups")
@@ -304,6 +337,21 @@ def recalibration_comparison():
 def set_recalibration_comparison(table) -> None:
     """Hand a recalibration comparison table to the report (``None`` removes it)."""
     st.session_state[_RECALIBRATION] = table
+
+
+_CREDAL = "credal_comparison"
+
+
+def set_credal_comparison(fingerprint: str, comparison) -> None:
+    """Hand the Ensembles page's credal-set comparison of the active dataset (a
+    :class:`core.ensembles.CredalComparison`) to the report."""
+    st.session_state[_CREDAL] = (fingerprint, comparison)
+
+
+def credal_comparison(fingerprint: str):
+    """The credal-set comparison last run on the dataset with this fingerprint, or None."""
+    stored = st.session_state.get(_CREDAL)
+    return stored[1] if stored is not None and stored[0] == fingerprint else None
 
 
 # --------------------------------------------------------------------------- computations

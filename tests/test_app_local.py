@@ -36,11 +36,11 @@ def test_trust_page_multiclass_class_picker() -> None:
     assert "class 'urban'" in " ".join([e.value for e in at.error] + [s.value for s in at.success])
 
 
-def test_local_bias_page_ranks_the_planted_cells() -> None:
+def test_local_bias_page_draws_and_points_to_the_findings() -> None:
     at = open_page("local_bias")
-    table = at.dataframe[0].value
-    top = table.iloc[0]
-    assert top["race"] == "Black" and top["mean_lcb"] > 0.1 and top["z"] > 4
+    assert len(at.get("plotly_chart")) == 1
+    assert "is the **Findings** page" in " ".join(i.value for i in at.info)
+    assert not at.dataframe  # the raw subgroup ranking (|z| without adjustment) is gone
     at.selectbox(key="lcb_facet").set_value("(none)").run()
     at.slider(key="lcb_degree").set_value(1).run()
     at.radio(key="lcb_bw_mode").set_value("manual").run()

@@ -159,13 +159,19 @@ def upload_and_train(name: str, content: bytes, model_features, audit_features, 
     at.run()
     assert not at.exception, at.exception
     source = f"uploaded: {name}"
-    at.selectbox(key="ref_source").set_value(source).run()
-    at.multiselect(key=f"ref_model_{source}").set_value(list(model_features))
-    at.multiselect(key=f"ref_audit_{source}").set_value(list(audit_features))
-    at.multiselect(key=f"ref_groups_{source}").set_value(list(groups))
-    at.selectbox(key="ref_model").set_value(model)
-    at.number_input(key="ref_seed").set_value(seed)
-    at.button(key="ref_train").click()
+    upload_key = at.session_state["uploaded_table_key"]  # reference-form keys carry it
+
+    def form(widget: str) -> str:
+        return f"ref_{widget}_{upload_key}"
+
+    assert at.selectbox(key=form("source")).value == source  # issue 20: the upload's the default
+    label = at.selectbox(key=form(f"label_{source}")).value
+    at.multiselect(key=form(f"model_{source}_{label}")).set_value(list(model_features))
+    at.multiselect(key=form(f"audit_{source}")).set_value(list(audit_features))
+    at.multiselect(key=form(f"groups_{source}")).set_value(list(groups))
+    at.selectbox(key=form("model")).set_value(model)
+    at.number_input(key=form("seed")).set_value(seed)
+    at.button(key=form("train")).click()
     at.run()
     assert not at.exception, at.exception
     assert not at.error, [e.value for e in at.error]
@@ -217,8 +223,11 @@ CONTROLS = {
               ("trust_sigma_p", 8.0), ("trust_class", "last"), ("trust_features", [])],
     "local_bias": [("lcb_bw_mode", "manual"), ("lcb_fp", 1 / 16), ("lcb_fx", 8.0),
                    ("lcb_x", "last"), ("lcb_color", "last"), ("lcb_facet", "last"),
-                   ("lcb_degree", 5), ("lcb_ranges", 8), ("lcb_subgroups", []),
-                   ("lcb_class", "last"), ("lcb_features", [])],
+                   ("lcb_degree", 5), ("lcb_class", "last"), ("lcb_features", [])],
+    "findings": [("find_error", "fdr"), ("find_depth", 3), ("find_ranges", 8), ("find_b", 200),
+                 ("find_alpha", 0.01), ("find_notion", "top-label"), ("find_slice", 1),
+                 ("find_tree_class", "last"), ("find_columns", "first"),
+                 ("find_columns", [])],
     "lce_landscape": [("lce_gamma", 0.01), ("lce_gamma", 10.0), ("lce_signed", False),
                       # UMAP is left out: its first call compiles numba code for ~60 s; the
                       # embedding tests cover it on small tables

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -49,15 +48,19 @@ def test_run_audit_matches_the_reliability_and_trust_pages(audited) -> None:
     assert result.klce_grid.n_resamples == AuditSettings().grid_resamples
 
 
-def test_run_audit_matches_the_local_bias_page(audited) -> None:
+def test_run_audit_matches_the_local_bias_and_findings_pages(audited) -> None:
     demo, result, _ = audited
     at = open_page("local_bias", demo)
-    shown = at.dataframe[0].value
-    computed = result.lcb.subgroups.head(15)
-    assert len(shown) == len(computed)
-    np.testing.assert_allclose(shown["mean_lcb"], computed["mean_lcb"], rtol=1e-9)
-    np.testing.assert_allclose(shown["z"], computed["z"], rtol=1e-9)
     assert f"σ_p = {result.lcb.spec.prob_bandwidth:.3g}" in " ".join(c.value for c in at.caption)
+    at = open_page("findings", demo)
+    # the page's findings are the audit's, in the same order and with the same numbers
+    computed = result.slices.findings
+    assert result.slices.statement() in " ".join(i.value for i in at.info)
+    if len(computed):
+        shown = at.dataframe[0].value
+        assert list(shown["slice"]) == list(computed["slice"])
+        np.testing.assert_allclose(shown["gap"], computed["gap"], rtol=1e-12)
+        np.testing.assert_allclose(shown["p_adjusted"], computed["p_adjusted"], rtol=1e-12)
 
 
 def test_run_audit_sections_and_settings(audited) -> None:
@@ -116,29 +119,49 @@ def test_the_skce_row_and_tests_record_which_computation_ran() -> None:
 
 
 def test_sampled_local_sections_on_the_scale_table() -> None:
-    """Large-data paths at small n, forced: the sampled LCB counts every row in the subgroup
-    sizes and the raw evidence, averages LCB over the evaluated rows, and says what ran; the
-    LCE curve records a method and a bound per γ."""
-    from core.audit import lcb_section, lce_section, subgroup_table
+    """Large-data paths at small n, forced: the sampled LCB evaluates a sample of the rows,
+    its mean in the planted region still stands out, and it says what ran; the LCE curve
+    records a method and a bound per γ."""
+    from core.audit import lcb_section, lce_section
     from core.data.audit_data import AuditData
     from core.data.simulations import SCALE_FEATURES, scale_table
 
     data = AuditData.from_frame(scale_table(6000), label="label", prob="prob",
                                 features=SCALE_FEATURES, groups=("region",))
-    exact = lcb_section(data, SCALE_FEATURES, None, 1)
+    exact = lcb_section(data, SCALE_FEATURES, None)
     assert exact.rows is None and exact.computation.startswith("Exact")
-    section = lcb_section(data, SCALE_FEATURES, None, 1, computation="sampled")
+    section = lcb_section(data, SCALE_FEATURES, None, computation="sampled")
     assert section.values.shape == section.rows.shape
     assert section.computation.startswith("Sampled") and "seed 0" in section.computation
-    table = section.subgroups.set_index("region")
-    assert table["rows"].sum() == data.n
-    north = (data.groups["region"].to_numpy() == "north")[section.rows]
-    assert table.loc["north", "mean_lcb"] == pytest.approx(np.nanmean(section.values[north]))
-    np.testing.assert_allclose(table["z"], exact.subgroups.set_index("region")["z"][table.index])
-    assert table.index[0] == "north"  # the planted bias, found by the sample too
-    again = subgroup_table(data, section.values, None, ["region"], None, "x", 1, section.rows)
-    pd.testing.assert_frame_equal(again, section.subgroups)
+    regions = data.groups["region"].to_numpy()
+    north = (regions == "north")[section.rows]
+    means = {r: np.nanmean(section.values[(regions == r)[section.rows]])
+             for r in np.unique(regions)}
+    assert max(means, key=lambda r: abs(means[r])) == "north"  # the planted bias, sampled
+    assert means["north"] == pytest.approx(np.nanmean(section.values[north]))
 
     lce = lce_section(data, SCALE_FEATURES, "pca", 0.2, computation="binned")
     assert set(lce.curve["method"]) == {"binned"} and (lce.curve["error_bound"] > 0).all()
     assert "binned grid (|error| ≤" in lce.computation
+
+
+def test_slice_helpers_on_a_sample_of_rows_and_a_slice_holding_every_row() -> None:
+    """The Findings page's closer look: the LCB profile of a sample of the query rows marks
+    the slice's rows and draws them against the slice's numeric column; the reliability of
+    'all rows' has no rest."""
+    from core.audit import slice_lcb_points, slice_reliability
+    from core.local.slice_space import enumerate_slices
+
+    data = load_demo("census").split_part("test")
+    family = enumerate_slices(data.feature_frame)
+    k = next(k for k, s in enumerate(family.slices)
+             if s.name.startswith("age ") and "race = Black" in s.name)
+    rows = np.arange(0, data.n, 7)
+    values = np.linspace(-0.1, 0.1, rows.size)
+    points, x_name = slice_lcb_points(data, values, rows, family.slices[k],
+                                      ("age", "sex", "race"), None)
+    assert x_name == "age" and len(points) == rows.size
+    np.testing.assert_array_equal(points["inside"], family.mask(k)[rows])
+    np.testing.assert_array_equal(points["age"], data.feature_frame["age"].to_numpy()[rows])
+    inside, rest = slice_reliability(data, family.mask(0), "positive", None)
+    assert rest is None and inside["count"].sum() == data.n

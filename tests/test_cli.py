@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from core import cli
-from core.audit import AuditSettings
+from core.audit import AuditSettings, run_audit
 from core.data.audit_data import AuditData
 from core.report.export import find_chromium
 from tests.conftest import ROOT
@@ -44,8 +44,10 @@ def test_audit_writes_every_output(table_csv: Path, tmp_path: Path, capsys) -> N
     assert document["local"]["klce_grid"]["aggregated"]["parameters"]["seed"] == 3
     assert document["dataset"]["columns"]["features"] == ["age", "sex"]
     figures = out / "figures"
-    assert {p.suffix for p in figures.iterdir()} == ({".png", ".svg", ".html"}
-                                                     if find_chromium() else {".html"})
+    # the HTML figures share one plotly.js in the folder
+    assert {p.suffix for p in figures.iterdir()} == ({".png", ".svg", ".html", ".js"}
+                                                     if find_chromium() else {".html", ".js"})
+    assert (figures / "plotly.min.js").is_file()
     if find_chromium():
         width, height = png_size((figures / "reliability.png").read_bytes())
         # 1000 × 560 px, plus 78 + 34 px for axis and caption under the old 10 px margin
@@ -87,6 +89,64 @@ def test_bad_options_exit_2(arguments, expected, table_csv: Path, capsys) -> Non
         cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p", *arguments])
     assert exit_info.value.code == 2
     assert expected in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    (["--fail-on", "global"], "argument --fail-on: invalid choice: 'global'"),
+    (["--error-rate", "bonferroni"], "argument --error-rate: invalid choice: 'bonferroni'"),
+    (["--slice-depth", "4"], "argument --slice-depth: invalid choice: 4"),
+])
+def test_bad_gate_options_exit_2(arguments, expected, table_csv: Path, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p", *arguments])
+    assert exit_info.value.code == 2
+    assert expected in capsys.readouterr().err
+
+
+def test_alpha_out_of_range_exits_2_with_a_sentence(table_csv: Path, tmp_path: Path,
+                                                    capsys) -> None:
+    status = cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p",
+                       "--alpha", "1.5", "--out", str(tmp_path / "out")])
+    assert status == 2
+    assert "--alpha must lie strictly between 0 and 1, not 1.5." in capsys.readouterr().err
+
+
+def test_fail_on_gates_a_pipeline(table_csv: Path, tmp_path: Path, capsys) -> None:
+    """The table's model underestimates the rate of group '=c' by 0.25 (150 audited rows,
+    B = 30): --fail-on slices exits 1 after writing the report, naming the first finding;
+    without it the same audit exits 0; --fail-on local/any follow their verdicts."""
+    common = ["audit", str(table_csv), "--label", "y", "--prob", "p", "--features", "age",
+              "--groups", "grp", "--formats", "html", *SMALL]
+    out = tmp_path / "gated"
+    assert cli.main([*common, "--out", str(out), "--fail-on", "slices"]) == 1
+    err = capsys.readouterr().err
+    assert (out / "report.html").is_file() and (out / "results.json").is_file()
+    document = json.loads((out / "results.json").read_text())
+    assert document["local"]["slices"]["rejects"] is True
+    found = [row for row in document["local"]["slices"]["table"] if row["finding"]]
+    assert f"--fail-on slices: slices: {len(found)} miscalibrated slice finding(s), the " \
+           f"first {found[0]['slice']}" in err and "at alpha = 0.05" in err
+    assert document["settings"]["slice_resamples"] == 30
+    # the other gates read the same verdicts (the audit the command ran, run again here)
+    options = cli.build_parser().parse_args([*common, "--out", str(out)])
+    data = cli.load_audit(options)
+    result = run_audit(data, cli.settings_for(options, data))
+    assert cli.failed_verdicts(result, None) == []
+    assert len(cli.failed_verdicts(result, "slices")) == 1
+    local = cli.failed_verdicts(result, "local")
+    assert len(local) == int(document["local"]["klce_grid"]["rejects"])
+    assert cli.failed_verdicts(result, "any")[-1] == cli.failed_verdicts(result, "slices")[0]
+    # calibrated outcomes at a strict level: nothing to gate on
+    calibrated = audit_table(300)
+    calibrated["y"] = (np.random.default_rng(1).random(300) < calibrated["p"]).astype(int)
+    path = tmp_path / "calibrated.csv"
+    calibrated.to_csv(path, index=False)
+    assert cli.main(["audit", str(path), "--label", "y", "--prob", "p", "--groups", "grp",
+                     "--formats", "html", "--out", str(tmp_path / "calm"), "--alpha", "0.01",
+                     "--error-rate", "fdr", "--fail-on", "slices", *SMALL]) == 0
+    calm = json.loads((tmp_path / "calm" / "results.json").read_text())
+    assert calm["local"]["slices"]["error_rate"] == "fdr"
+    assert calm["settings"]["alpha"] == 0.01
 
 
 def test_missing_file_and_both_prob_options(tmp_path: Path, capsys) -> None:
@@ -133,9 +193,11 @@ def test_demo_command_without_chromium(monkeypatch, tmp_path: Path, capsys) -> N
     assert "note: PNG, SVG and PDF need a Chromium browser" in err
     assert "note: No PDF report: The PDF report needs a Chromium browser" in err
     figures = tmp_path / "demo" / "figures"
-    assert {p.suffix for p in figures.iterdir()} == {".html"}
+    assert {p.suffix for p in figures.iterdir()} == {".html", ".js"}  # one shared plotly.js
     assert not (tmp_path / "demo" / "report.pdf").exists()
-    assert (tmp_path / "demo" / "report.html").stat().st_size > 1_000_000  # plotly.js inline
+    # the interactive report loads the folder's plotly.js instead of holding a copy
+    html = (tmp_path / "demo" / "report.html").read_text(encoding="utf-8")
+    assert 'src="figures/plotly.min.js"' in html and len(html) < 1_000_000
 
 
 def test_console_entry_point_in_a_real_process(tmp_path: Path) -> None:
@@ -293,3 +355,37 @@ def test_streaming_a_csv_file_is_refused_with_a_sentence(table_csv: Path, capsys
     assert cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p", "--stream"]) == 2
     err = capsys.readouterr().err
     assert "is not a Parquet file" in err and "Traceback" not in err
+
+
+def test_audit_with_members_reports_the_credal_test(ensemble_csv: Path, tmp_path: Path,
+                                                    capsys) -> None:
+    """Issue 20: the report's credal-set section — verdict, p-values, the null used, the
+    learned weights — from `audit --member`."""
+    import pandas as pd
+
+    frame = pd.read_csv(ensemble_csv)
+    frame["p_mean"] = (frame["net"] + frame["tree"]) / 2
+    frame.to_csv(ensemble_csv, index=False)
+    out = tmp_path / "report"
+    status = cli.main(["audit", str(ensemble_csv), "--label", "y", "--prob", "p_mean",
+                       "--features", "x", "--member", "net", "--member", "tree",
+                       "--out", str(out), "--formats", "html", *SMALL])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    document = json.loads((out / "results.json").read_text())
+    credal = document["credal"]
+    assert credal["members"] == ["net", "tree"] and credal["features"] == ["x"]
+    assert set(credal["tests"]) == {"learned", "mean", "sampled"}
+    learned = credal["tests"]["learned"]
+    assert learned["null_used"].startswith("Algorithm 1")
+    assert learned["null_hypothesis"].startswith("some convex combination of the members")
+    assert [w["member"] for w in credal["weights"]] == ["net", "tree"]
+    assert sum(w["mean_weight"] for w in credal["weights"]) == pytest.approx(1.0)
+    assert any(f["topic"] == "ensemble" for f in document["summary"])
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "Ensemble: credal-set test" in html and "Learned weights λ(x)" in html
+    assert (out / "tables" / "credal.csv").exists()
+    assert (out / "tables" / "credal_weights.csv").exists()
+    assert cli.main(["audit", str(ensemble_csv), "--label", "y", "--prob", "p_mean",
+                     "--member", "net", "--out", str(tmp_path / "x")]) == 2
+    assert "a credal set needs at least two members" in capsys.readouterr().err

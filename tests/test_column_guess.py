@@ -50,3 +50,13 @@ def test_member_grouping() -> None:
     assert group_member_columns(["m1", "m2"], 2) == (("m1",), ("m2",))
     columns = ["m1_cat", "m1_dog", "m1_bird", "m2_cat", "m2_dog", "m2_bird"]
     assert group_member_columns(columns, 3) == (tuple(columns[:3]), tuple(columns[3:]))
+
+
+def test_a_two_valued_split_column_is_not_the_label() -> None:
+    """The reference model's own download (label, p_1, split with calibration/test) read
+    back: the split column has two values but is no label."""
+    frame = pd.DataFrame({"two_year_recid": [0, 1, 1, 0], "p_1": [0.2, 0.7, 0.6, 0.1],
+                          "split": ["calibration", "test", "test", "calibration"],
+                          "age": [20, 30, 40, 50]})
+    guess = guess_columns(frame)
+    assert guess.label == "two_year_recid" and guess.split == "split"

@@ -21,7 +21,7 @@ from core.stattests.goodness_of_fit import hosmer_lemeshow
 from core.stattests.skce import skce_test
 
 EXPECTED_SHAPES = {
-    "census": (10_000, 10),
+    "census": (10_000, 11),
     "itrustworthy": (2_000, 7),
     "multiclass": (6_000, 14),
     "ensemble": (3_000, 9),
@@ -98,9 +98,11 @@ def test_demo_is_reproducible_byte_for_byte(frames, key):
 
 @pytest.mark.parametrize("key", list(demo.DEMOS))
 def test_demo_is_fast(key):
-    start = time.perf_counter()
+    """The demo is built in under 3 s of this process's CPU time (CPU, not wall time: other
+    work on the machine does not count against it)."""
+    start = time.process_time()
     demo.load_demo(key)
-    assert time.perf_counter() - start < 3.0
+    assert time.process_time() - start < 3.0
 
 
 @pytest.mark.parametrize("key", list(demo.DEMOS))
@@ -168,7 +170,7 @@ def test_census_columns_and_population(frames):
     frame = frames["census"]
     assert list(frame.columns) == [
         "age", "sex", "race", "income", "education", "hours", "region", "defaulted",
-        "p_default", "split",
+        "p_default", "split", "p_challenger",
     ]
     assert frame["age"].between(18, 90).all()
     assert frame["income"].gt(0).all()
@@ -188,6 +190,8 @@ def test_census_mapping():
     assert mapping.label == "defaulted" and mapping.probs == ("p_default",)
     assert mapping.features == ("age", "sex", "race")  # demographics, as in the COMPAS audit
     assert mapping.groups == ("sex", "race") and mapping.split == "split"
+    assert mapping.models == (("p_challenger", ("p_challenger",)),)
+    assert mapping.model_names == ("p_default", "p_challenger")
 
 
 def test_census_model_looks_calibrated_globally(frames):

@@ -177,9 +177,31 @@ def test_guesses_skip_empty_and_partly_missing_numeric_columns_and_text_scores()
                                      "c.csv").frame)
     assert guess.label == "two_year_recid"
     assert guess.probs == ()  # 'score_text' (Low/Medium/High) is not a logit column
-    assert "violent_recid" not in guess.features + guess.groups  # empty in every row
-    assert "days_b_screening_arrest" not in guess.features  # numeric with missing values
-    assert {"sex", "age", "race", "priors_count"} <= set(guess.features)
+    assert "violent_recid" not in guess.candidates + guess.groups  # empty in every row
+    assert "days_b_screening_arrest" not in guess.candidates  # numeric with missing values
+    assert {"sex", "age", "race", "priors_count"} <= set(guess.candidates)
+    # issue 20: the proposed audit features follow the paper — numeric age included
+    assert guess.features == ("sex", "age", "race")
+    assert guess.groups == ("sex", "age_cat", "race")
+    assert guess.features_note.startswith("Proposed 3 of ")
+    assert "priors_count" in guess.features_note
+
+
+def test_audit_feature_proposal_is_capped_for_wide_tables_without_protected_names() -> None:
+    from core.data.column_guess import MAX_AUDIT_FEATURES, propose_audit_features
+
+    wide = [f"x{k}" for k in range(12)]
+    proposal, note = propose_audit_features(wide)
+    assert proposal == tuple(wide[:MAX_AUDIT_FEATURES])
+    assert note.startswith(f"Proposed {MAX_AUDIT_FEATURES} of 12 usable columns")
+    assert "the first 5 usable columns" in note and "x5, x6" in note
+    narrow = ["income", "Age", "gender", "tenure"]  # at most five: all of them
+    assert propose_audit_features(narrow) == (tuple(narrow), None)
+    assert propose_audit_features([*narrow, "x1", "x2"]) == (
+        ("Age", "gender"), "Proposed 2 of 6 usable columns as audit features — the protected "
+        "attributes the papers audit over (I-trustworthy's COMPAS audit: sex, age, race). "
+        "Left out: income, tenure, x1, x2. Add those the audit is about; the kernel test loses "
+        "power with every feature added.")
 
 
 # --------------------------------------------------------------------------- real workflows

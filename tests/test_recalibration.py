@@ -90,7 +90,8 @@ def test_platt_is_near_identity_on_calibrated_logistic_data() -> None:
     rng = np.random.default_rng(1)
     p = sigmoid(rng.normal(0.0, 2.0, 20_000))
     y = (rng.random(p.size) < p).astype(np.int64)
-    model = PlattScaling().fit(p, y)
+    model = PlattScaling(smoothing="off").fit(p, y)
+    assert model.transform_ == "logit"  # a log-odds model: the logit fits better than p
     # 4 standard errors from the Fisher information of the logistic fit at (a, b)
     F = np.column_stack([logit(p), np.ones(p.size)])
     q = sigmoid(F @ [model.slope_, model.intercept_])

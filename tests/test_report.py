@@ -5,8 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from html import escape
 from pathlib import Path
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
@@ -27,7 +29,7 @@ from core.report.export import (
 )
 from core.report.html import report_html
 from core.report.pdf import html_to_pdf
-from core.report.schema import csv_text, escape_text, report_document, report_json
+from core.report.schema import csv_text, escape_text, jsonable, report_document, report_json
 from core.report.summary import findings
 from tests.report_fixtures import (
     COMPARISON,
@@ -95,7 +97,8 @@ def test_every_audit_figure_carries_a_caption_with_n(figures) -> None:
     keys = [f.key for f in figures]
     assert keys[:2] == ["reliability", "class_balance"]
     assert {"reliability_by_grp", "reliability_by_sex", "klce_p_values",
-            "klce_aggregated_null", "lcb", "mlce_curve"} <= set(keys)
+            "klce_aggregated_null", "lcb", "mlce_curve", "slices_forest",
+            "slices_treemap"} <= set(keys)
     for item in figures:
         caption = item.figure.layout.annotations[-1].text
         assert "n = " in caption and "rows: " in caption, (item.key, caption)
@@ -131,7 +134,7 @@ def test_csv_escapes_text_cells_and_headers_but_not_numbers() -> None:
 def test_json_holds_the_numbers_settings_and_fingerprint(audited) -> None:
     audit, result = audited
     document = json.loads(report_json(result, audit, COMPARISON))
-    assert document["schema_version"] == "1.2"
+    assert document["schema_version"] == "2.2"
     assert document["settings"] == json.loads(json.dumps(dataclasses.asdict(result.settings)))
     dataset = document["dataset"]
     assert dataset["fingerprint"] == audit.fingerprint and dataset["rows_audited"] == result.rows
@@ -153,6 +156,35 @@ def test_json_holds_the_numbers_settings_and_fingerprint(audited) -> None:
     assert [r["method"] for r in document["recalibration"]["comparison"]] == \
         list(COMPARISON["method"])
     assert document["summary"][0]["topic"] == "global"
+
+
+def test_report_slices_are_the_librarys(audited) -> None:
+    """The report's slice table (JSON, CSV and the flagged rows of the HTML) is what
+    discover_slices returns for the audited rows at the audit's settings."""
+    from core.audit import audit_part, slice_frame, slice_names
+    from core.local import discover_slices
+    from core.report.schema import result_tables
+
+    audit, result = audited
+    settings = result.settings
+    data, _ = audit_part(audit, settings.part)
+    library = discover_slices(
+        data.probs, data.y, slice_frame(data, slice_names(data, result.features)),
+        alpha=settings.alpha, error_rate=settings.error_rate, n_ranges=settings.slice_ranges,
+        depth=settings.slice_depth, n_resamples=settings.slice_resamples,
+        class_names=data.classes, seed=settings.seed)
+    document = report_document(result, audit)
+    record = document["local"]["slices"]
+    assert record["table"] == json.loads(json.dumps(jsonable(library.table)))
+    assert record["statement"] == library.statement() and record["n_tested"] == library.n_tested
+    assert csv_text(result_tables(result)["slices"]) == csv_text(library.table)
+    html = report_html(result, audit, [], images={})
+    assert "Findings: miscalibrated slices" in html and library.statement() in html
+    for name in library.significant["slice"]:
+        assert f"<td>{escape(name)}</td>" in html
+    topics = {f.topic: f for f in findings(result)}
+    assert topics["slices"].level == ("problem" if library.rejects() else "ok")
+    assert "|z|" not in html and "hard to explain" not in html
 
 
 def test_json_escapes_user_text(audited) -> None:
@@ -233,7 +265,7 @@ def test_report_files(audited, figures, tmp_path: Path) -> None:
     assert "<script" not in html  # static figures: no JavaScript at all
     assert pdf_page_is_drawn(tmp_path / "report.pdf", tmp_path)
     assert "'=c" in (tmp_path / "tables" / "groups_grp.csv").read_text()
-    assert json.loads((tmp_path / "results.json").read_text())["schema_version"] == "1.2"
+    assert json.loads((tmp_path / "results.json").read_text())["schema_version"] == "2.2"
 
 
 def test_without_chromium_only_html(audited, figures, monkeypatch, tmp_path: Path) -> None:
@@ -259,3 +291,36 @@ def test_formats_are_checked() -> None:
         check_formats(["gif"])
     with pytest.raises(ValueError, match="Unknown figure format 'jpg'"):
         export_figure(go.Figure(), "jpg")
+
+
+def test_credal_section_verdict_tests_null_and_weights(audited) -> None:
+    """Issue 20: the report's credal-set section — the verdict under the null used, the three
+    tests with p-values, the learned weights per member — and a sentence when the data has
+    members but the test was not run. Member names are user text: escaped."""
+    from core.ensembles import simulate
+    from core.ensembles.summary import CredalSettings, compare_weights
+    from core.report.schema import result_tables
+
+    audit, result = audited
+    assert "credal-set test" not in report_html(result, audit, [], images={})
+    with_members = dataclasses.replace(audit, members=np.full((audit.n, 2, 2), 0.5))
+    html = report_html(result, with_members, [], images={})
+    assert "the credal-set test was not run for this report" in html
+
+    members, y, X, _ = simulate("binary-h0-instance", n=300, seed=2)
+    credal = dataclasses.replace(
+        compare_weights(members, y, X, CredalSettings(n_resamples=20)),
+        members=("<b>net</b>", "=tree"), features=("x",))
+    html = report_html(result, with_members, [], images={}, credal=credal)
+    section = html[html.index("Ensemble: credal-set test"):]
+    assert escape(credal.verdict()) in section
+    assert "&lt;b&gt;net&lt;/b&gt;" in section and "<b>net</b>" not in section
+    learned = credal.results["learned"]
+    assert f"{learned.p_value:.4g}" in section and "Algorithm 1" in section
+    document = json.loads(report_json(result, with_members, credal=credal))
+    assert document["credal"]["members"] == ["<b>net</b>", "'=tree"]
+    assert document["credal"]["tests"]["learned"]["p_value"] == learned.p_value
+    weights = result_tables(result, credal=credal)["credal_weights"]
+    np.testing.assert_allclose(weights["mean_weight"], learned.weights.mean(axis=0))
+    assert weights["mean_weight"].sum() == pytest.approx(1.0)
+    assert any(f["topic"] == "ensemble" for f in document["summary"])

@@ -15,8 +15,11 @@ This is the public face (``from core.data import AuditData``); one concept per m
 * :mod:`core.data.validation` — the argument checks every public function runs once;
 * :mod:`core.data.groups` — levels of a group attribute, largest first;
 * :mod:`core.data.demo` — the four generated demos; :mod:`core.data.simulations` — the
-  papers' simulated data and the scale table;
+  papers' simulated data and the scale table; :mod:`core.data.public_tables` — generated
+  stand-ins for public tables (ProPublica's COMPAS file, German credit);
 * :mod:`core.data.reference_model` — train a model on a raw table and audit its predictions;
+  :mod:`core.data.leakage` — which columns it may learn from (label leakage, identifiers,
+  dates);
 * :mod:`core.data.stream` — a table larger than memory (Parquet files, a Dask DataFrame)
   read partition by partition, validated with AuditData's checks (:func:`open_source`).
 """
@@ -24,12 +27,15 @@ This is the public face (``from core.data import AuditData``); one concept per m
 from core.data.audit_data import AuditData
 from core.data.column_guess import ColumnGuess, guess_columns
 from core.data.demo import DEFAULT_DEMO, DEMOS, demo_frame, demo_mapping, load_demo
+from core.data.leakage import FeatureScreen, LeftOut, screen_features
 from core.data.mapping import ColumnMapping
 from core.data.problems import DataError, ValidationNote, describe_rows
+from core.data.public_tables import compas_like_frame, german_credit_like_frame
 from core.data.readers import LoadedTable, read_table
 from core.data.reference_model import (
     REFERENCE_MODELS,
     ReferenceModelResult,
+    default_model_features,
     train_reference_model,
 )
 from core.data.stream import TableSource, open_source
@@ -43,19 +49,25 @@ __all__ = [
     "ColumnGuess",
     "ColumnMapping",
     "DataError",
+    "FeatureScreen",
+    "LeftOut",
     "LoadedTable",
     "ReferenceModelResult",
     "TableSource",
     "ValidationNote",
+    "compas_like_frame",
     "deduplicate_columns",
+    "default_model_features",
     "demo_frame",
     "demo_mapping",
     "describe_rows",
+    "german_credit_like_frame",
     "guess_columns",
     "is_categorical",
     "load_demo",
     "open_source",
     "read_table",
+    "screen_features",
     "summarise_columns",
     "train_reference_model",
 ]

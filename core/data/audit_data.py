@@ -16,7 +16,7 @@ positive class is column 1.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -28,6 +28,7 @@ from core.data.predictions import (
     binary_labels,
     label_strings,
     member_matrix,
+    model_matrix,
     multiclass_labels,
     probability_columns,
 )
@@ -56,6 +57,9 @@ class AuditData:
         split: ``(n,)`` of ``"train" | "calibration" | "test"``, or ``None``.
         members: ``(n, K, m)`` ensemble members' probabilities, or ``None``.
         report: what validation found and repaired.
+        model: the name of the prediction set in ``probs`` (the audited model).
+        model_probs: every prediction set of the table by name, ``(n, m)`` each, the audited
+            one included; :meth:`with_model` audits another.
     """
 
     y: np.ndarray
@@ -73,8 +77,14 @@ class AuditData:
     name: str = "uploaded data"
     description: str = ""
     fingerprint: str = field(default="", repr=False)
+    model: str = "model"
+    model_probs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        if self.model_probs.get(self.model) is not self.probs:
+            # the audited model's entry is always ``probs`` (a container whose probabilities
+            # were replaced, e.g. recalibrated, audits and compares the replacement)
+            object.__setattr__(self, "model_probs", {**self.model_probs, self.model: self.probs})
         if not self.fingerprint:
             object.__setattr__(self, "fingerprint", self._compute_fingerprint())
 
@@ -94,6 +104,8 @@ class AuditData:
         groups: Sequence[str] = (),
         split: str | None = None,
         members: Sequence[Sequence[str]] | Sequence[str] = (),
+        models: Mapping[str, Sequence[str] | str] | None = None,
+        model: str = "",
         name: str = "uploaded data",
         description: str = "",
     ) -> AuditData:
@@ -102,6 +114,9 @@ class AuditData:
         Give the probabilities either as ``prob="p"`` (binary, P(y = positive)) or as
         ``probs=[...]`` (one column for binary, m columns for m classes). With
         ``logits=True`` the columns are mapped through the sigmoid or softmax first.
+        ``models`` names further prediction sets of other models on the same rows
+        (``{"p_new": "p_new"}`` or ``{"new": ["new_cat", "new_dog"]}``), validated like
+        ``probs``; ``model`` names the one in ``probs``.
         """
         if not isinstance(df, pd.DataFrame):
             raise DataError("Expected a table (pandas DataFrame).")
@@ -112,6 +127,9 @@ class AuditData:
         mapping = ColumnMapping(
             label=label, probs=prob_columns, logits=logits, positive=positive,
             features=tuple(features), groups=tuple(groups), split=split, members=members,
+            models=tuple((str(k), (v,) if isinstance(v, str) else tuple(v))
+                         for k, v in (models or {}).items()),
+            model=model,
         )
         return cls.from_mapping(df, mapping, name=name, description=description)
 
@@ -142,6 +160,8 @@ class AuditData:
                 "calibration. Load more data."
             )
         probs = probability_columns(df, mapping.probs, mapping.logits, "probability", notes)
+        others = {name: model_matrix(df, name, columns, mapping.logits, probs.shape[1], notes)
+                  for name, columns in mapping.models}
         labels = label_strings(label_series)
         if len(mapping.probs) == 1:
             y, classes = binary_labels(labels, mapping.label, mapping.probs[0], mapping.positive)
@@ -150,6 +170,7 @@ class AuditData:
             if mapping.positive is not None and len(classes) == 2:
                 if str(mapping.positive) == classes[0]:
                     y, classes, probs = 1 - y, classes[::-1], probs[:, ::-1]
+                    others = {k: v[:, ::-1] for k, v in others.items()}
                 elif str(mapping.positive) != classes[1]:
                     raise DataError(
                         f"The positive class '{mapping.positive}' is not one of the classes "
@@ -177,12 +198,15 @@ class AuditData:
                 member_matrix(df, cols, mapping.logits, probs.shape[1], notes)
                 for cols in mapping.members
             ], axis=1)
+        names = mapping.model_names
+        model_probs = {names[0]: probs, **others}
         return cls(
             y=y, probs=probs, classes=tuple(classes), X=encoded.to_numpy(dtype=float),
             feature_names=tuple(encoded.columns), feature_frame=feature_frame,
             groups=group_frame, split=split, members=member_probs,
             member_names=tuple(", ".join(m) for m in mapping.members), report=tuple(notes),
-            mapping=mapping, name=name, description=description,
+            mapping=mapping, name=name, description=description, model=names[0],
+            model_probs=model_probs,
         )
 
     # ---------------------------------------------------------------- views
@@ -198,6 +222,20 @@ class AuditData:
     @property
     def is_binary(self) -> bool:
         return self.n_classes == 2
+
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        """The names of the table's prediction sets, in mapping order."""
+        return tuple(self.model_probs)
+
+    def with_model(self, name: str) -> AuditData:
+        """The same rows with the prediction set ``name`` audited (its own fingerprint)."""
+        if name not in self.model_probs:
+            raise ValueError(f"Unknown model '{name}'; this table has "
+                             f"{quote_list(list(self.model_probs))}.")
+        if name == self.model:
+            return self
+        return replace(self, probs=self.model_probs[name], model=name, fingerprint="")
 
     @property
     def positive_probs(self) -> np.ndarray:
@@ -218,6 +256,7 @@ class AuditData:
             groups=self.groups.iloc[rows].reset_index(drop=True),
             split=None if self.split is None else self.split[rows],
             members=None if self.members is None else self.members[rows],
+            model_probs={k: v[rows] for k, v in self.model_probs.items()},
             fingerprint="",
         )
 
@@ -268,6 +307,10 @@ class AuditData:
             digest.update(np.ascontiguousarray(array).tobytes())
         if self.members is not None:
             digest.update(np.ascontiguousarray(self.members).tobytes())
+        if len(self.model_probs) > 1:  # the other prediction sets, by name
+            for name, values in self.model_probs.items():
+                digest.update(name.encode())
+                digest.update(np.ascontiguousarray(values).tobytes())
         if self.split is not None:
             digest.update("|".join(self.split).encode())
         digest.update(pd.util.hash_pandas_object(self.groups, index=False).to_numpy().tobytes())

@@ -91,7 +91,7 @@ def encode_features(
                     f"Audit feature '{column}' is constant ({values[0]:g}); it cannot reveal any "
                     "local miscalibration.",
                 ))
-    return original, pd.DataFrame(encoded)
+    return original, pd.DataFrame(encoded, index=pd.RangeIndex(len(df)))  # n × 0 if none
 
 
 def group_attributes(df: pd.DataFrame, columns: Sequence[str], notes: list) -> pd.DataFrame:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from core.data.predictions import common_prefix
 from core.data.problems import DataError, quote_list
 
 
@@ -17,6 +18,11 @@ class ColumnMapping:
     ``probs`` with one column means a binary problem and holds P(y = positive); with m
     columns it holds one probability (or logit) per class, in class order.
     ``members`` lists ensemble members, each as one column (binary) or m columns.
+    ``models`` lists further prediction sets of other models on the same rows, each as
+    ``(name, columns)`` with one column (binary) or m columns in class order; ``model`` names
+    the prediction set in ``probs`` (empty: :func:`model_name` of its columns). Every page
+    audits one of them (:meth:`core.data.audit_data.AuditData.with_model`); the comparison
+    (:mod:`core.compare`) takes two.
     """
 
     label: str
@@ -27,9 +33,24 @@ class ColumnMapping:
     groups: tuple[str, ...] = ()
     split: str | None = None
     members: tuple[tuple[str, ...], ...] = ()
+    models: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    model: str = ""
+
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        """Every prediction set's name, the one in ``probs`` first."""
+        return (self.model or model_name(self.probs), *(name for name, _ in self.models))
 
     def as_kwargs(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def model_name(columns: tuple[str, ...]) -> str:
+    """The default name of a prediction set: its column (binary), else the columns' common
+    prefix without a trailing ``_``/``-``/``.`` (``a_cat, a_dog`` → ``a``), else ``model``."""
+    if len(columns) == 1:
+        return str(columns[0])
+    return common_prefix([str(c) for c in columns]).rstrip("_-. ") or "model"
 
 
 def _mapped_columns(mapping: ColumnMapping) -> list[tuple[str, str]]:
@@ -39,6 +60,8 @@ def _mapped_columns(mapping: ColumnMapping) -> list[tuple[str, str]]:
     pairs += [(c, "an audit feature") for c in mapping.features]
     pairs += [(mapping.split, "the split column")] if mapping.split else []
     pairs += [(c, "an ensemble member column") for m in mapping.members for c in m]
+    pairs += [(c, f"a probability column of model '{name}'") for name, cols in mapping.models
+              for c in cols]
     pairs += [(c, "a group attribute") for c in mapping.groups]
     return pairs
 
@@ -67,10 +90,18 @@ def check_roles_distinct(mapping: ColumnMapping) -> None:
                 "column can play one role only (group attributes may repeat a feature)."
             )
         roles[column] = role
+    names = mapping.model_names
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise DataError(
+            f"Two prediction sets are both named {quote_list(repeated)}; give each model its "
+            "own name."
+        )
     if len(set(mapping.groups)) != len(mapping.groups):
         raise DataError("A group attribute is listed twice; list each group column once.")
     for column in mapping.groups:
-        if column in (mapping.label, *mapping.probs):
+        model_columns = [c for _, cols in mapping.models for c in cols]
+        if column in (mapping.label, *mapping.probs, *model_columns):
             raise DataError(
                 f"Column '{column}' is the label or a probability and cannot be a group attribute."
             )

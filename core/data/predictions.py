@@ -115,7 +115,7 @@ def _class_names_from_columns(columns: Sequence[str]) -> list[list[str]]:
         if all(str(c).startswith(prefix) and len(str(c)) > len(prefix) for c in columns):
             candidates.append([str(c)[len(prefix):] for c in columns])
             break
-    common = len(_common_prefix([str(c) for c in columns]))
+    common = len(common_prefix([str(c) for c in columns]))
     if common > 0:
         stripped = [str(c)[common:] for c in columns]
         if all(stripped):
@@ -123,12 +123,20 @@ def _class_names_from_columns(columns: Sequence[str]) -> list[list[str]]:
     return candidates
 
 
-def _common_prefix(words: list[str]) -> str:
+def common_prefix(words: list[str]) -> str:
     first, last = min(words), max(words)
     i = 0
     while i < min(len(first), len(last)) and first[i] == last[i]:
         i += 1
     return first[:i]
+
+
+def columns_name_classes(columns: Sequence[str], labels: np.ndarray) -> bool:
+    """Whether probability columns are named after the label's classes (``p_0, p_1`` for
+    labels 0/1, ``p_cat, p_dog``): one model's class columns, not several models."""
+    present = {str(v).lower() for v in labels}
+    return any(present <= {n.lower() for n in names}
+               for names in _class_names_from_columns(columns))
 
 
 def binary_labels(
@@ -210,3 +218,18 @@ def member_matrix(
         )
     return probability_columns(df, columns, logits, "ensemble member probability", notes)
 
+
+
+def model_matrix(
+    df: pd.DataFrame, name: str, columns: Sequence[str], logits: bool, n_classes: int,
+    notes: list
+) -> np.ndarray:
+    """Another model's prediction set, checked like the audited one: one column (binary) or
+    one column per class in the same class order as the audited model's columns."""
+    if len(columns) not in (1, n_classes) or (len(columns) == 1 and n_classes != 2):
+        raise DataError(
+            f"Model '{name}' ({quote_list(list(columns))}) must have one probability column "
+            f"per class ({n_classes}), in the same class order as the audited model's columns, "
+            "or a single column P(y = positive) for a binary problem."
+        )
+    return probability_columns(df, columns, logits, f"probability of model '{name}'", notes)

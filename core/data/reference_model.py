@@ -8,6 +8,11 @@ test rows, which it never saw, receive its predicted class probabilities. The re
 new table plus a :class:`~core.data.mapping.ColumnMapping` ready for
 :meth:`~core.data.audit_data.AuditData.from_mapping`; the caller adds audit features and groups.
 
+The default model features (:func:`default_model_features`) leave out what a model must not
+learn from — columns that separate the label almost perfectly by themselves (the outcome in
+another form), identifiers, dates — each with a sentence (:mod:`core.data.leakage`); a model
+trained on such a column anyway carries a warning that names it (``warnings``).
+
 Class names follow :mod:`core.data`: integral numbers are written as integers (``1.0`` →
 ``"1"``), booleans as ``"True"``/``"False"``, text is stripped. Classes are ordered by value
 (numbers numerically); in a binary problem the larger value is the positive class.
@@ -16,7 +21,7 @@ Class names follow :mod:`core.data`: integral numbers are written as integers (`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -26,6 +31,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from core.data.column_guess import guess_columns
+from core.data.leakage import FeatureScreen, LeftOut, leakage_warnings, screen_features
 from core.data.mapping import ColumnMapping
 from core.data.problems import DataError
 from core.data.table import MISSING_LEVEL, deduplicate_columns, is_categorical
@@ -72,6 +79,10 @@ class ReferenceModelResult:
         model: the model's name, a key of :data:`REFERENCE_MODELS`.
         classes: class names in probability-column order.
         notes: sentences describing what was done, for the validation report.
+        warnings: sentences naming chosen model features that the leakage screen would have
+            left out (a column separating the label, an identifier, dates), with their
+            single-feature AUC.
+        features: the model features used.
     """
 
     frame: pd.DataFrame
@@ -80,6 +91,8 @@ class ReferenceModelResult:
     model: str
     classes: tuple[str, ...]
     notes: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- checks
@@ -388,10 +401,60 @@ def _notes(
     return tuple(notes)
 
 
+def _check_label(df: pd.DataFrame, label: str) -> None:
+    if label not in df.columns:
+        names = [str(c) for c in df.columns]
+        shown = ", ".join(repr(c) for c in names[:12]) + (", …" if len(names) > 12 else "")
+        raise DataError(f"Column '{label}' (label) is not in the table. Pick one of the "
+                        f"table's columns: {shown}.")
+
+
+def default_model_features(
+    df: pd.DataFrame,
+    label: str,
+    fractions: Sequence[float] = (1 / 3, 1 / 3, 1 / 3),
+    seed: int = 0,
+) -> FeatureScreen:
+    """The model features :func:`train_reference_model` proposes for ``label``, and why each
+    other column is left out (:func:`core.data.leakage.screen_features`).
+
+    The leakage statistics are computed on the training rows of the same stratified split
+    (``fractions``, ``seed``) the model would be trained on. A column the app would map to
+    another role (a split column, another model's probabilities, ensemble members) is left
+    out too. A label that cannot be trained on (missing values, one class) raises the
+    DataError :func:`train_reference_model` would.
+
+    Args:
+        df: the raw table (not modified; repeated names are made unique as for training).
+        label: the outcome column.
+        fractions: shares of train, calibration and test rows.
+        seed: seeds the split.
+    """
+    deduplicated = deduplicate_columns(df)
+    frame = deduplicated.frame
+    _check_label(frame, label)
+    y, classes = _encode_labels(frame[label])
+    train = stratified_split(y, _check_fractions(fractions), seed) == "train"
+    guess = guess_columns(frame)
+    roles = {guess.split: "split", **{c: "probability" for c in guess.probs},
+             **{c: "probability" for c in guess.members}}
+    roles.pop(None, None)
+    roles.pop(label, None)
+    screen = screen_features(frame, label, y, train,
+                             columns=[c for c in frame.columns if c not in roles],
+                             classes=classes, seed=seed)
+    extra = tuple(LeftOut(c, "probability" if role == "probability" else "split", (
+        f"'{c}' holds a model's predicted probabilities; a reference model should not learn "
+        "from another model's output." if role == "probability" else
+        f"'{c}' assigns rows to train / calibration / test parts; it describes a split, not "
+        "the case.")) for c, role in roles.items())
+    return replace(screen, left_out=screen.left_out + extra)
+
+
 def train_reference_model(
     df: pd.DataFrame,
     label: str,
-    model_features: Sequence[str],
+    model_features: Sequence[str] | None = None,
     model: str = "random_forest",
     fractions: Sequence[float] = (1 / 3, 1 / 3, 1 / 3),
     seed: int = 0,
@@ -402,7 +465,9 @@ def train_reference_model(
         df: the raw table (not modified).
         label: the outcome column (two or more classes, no missing values).
         model_features: the columns the model learns from; text, categorical and boolean
-            columns are one-hot encoded, numeric ones must have no missing values.
+            columns are one-hot encoded, numeric ones must have no missing values. ``None``:
+            :func:`default_model_features` (leaks, identifiers and dates left out). Chosen
+            columns the leakage screen would leave out are used, and named in ``warnings``.
         model: a key of :data:`REFERENCE_MODELS` — ``"logistic"`` (standardised numbers,
             L2-penalised logistic regression, multinomial for several classes),
             ``"random_forest"`` (300 trees, leaves of at least 5 rows, which keeps the
@@ -418,6 +483,11 @@ def train_reference_model(
     """
     _check_model(model)
     shares = _check_fractions(fractions)
+    if model_features is None:
+        model_features = default_model_features(df, label, shares, seed).kept
+        if not model_features:
+            raise DataError(f"No column of the table can be proposed as a model feature for "
+                            f"'{label}'; choose the model features yourself.")
     deduplicated = deduplicate_columns(df)
     features = _check_columns(deduplicated.frame, label, model_features, deduplicated.ambiguous)
     df = deduplicated.frame
@@ -439,6 +509,7 @@ def train_reference_model(
 
     split = stratified_split(y, shares, seed)
     train = split == "train"
+    screen = screen_features(df, label, y, train, columns=features, classes=classes, seed=seed)
     inputs = _model_inputs(df, numeric, categorical)
     estimator = _make_estimator(model, numeric, categorical, seed)
     estimator.fit(inputs[train], y[train])
@@ -458,8 +529,18 @@ def train_reference_model(
     missing_levels = [c for c in categorical if df[c].isna().any()]
     notes = deduplicated.notes + _notes(
         model, split, label, classes, numeric, categorical, replaced, seed, missing_levels
-    )
+    ) + _leakage_note(screen)
     return ReferenceModelResult(
         frame=frame, mapping=mapping, n_train=int(train.sum()), model=model, classes=classes,
-        notes=notes,
+        notes=notes, warnings=leakage_warnings(screen, features), features=tuple(features),
     )
+
+
+def _leakage_note(screen: FeatureScreen) -> tuple[str, ...]:
+    """The strongest single model feature, when none separates the label by itself."""
+    if screen.leaks() or not screen.auc:
+        return ()
+    column = max(screen.auc, key=lambda c: screen.auc[c])
+    return (f"No model feature separates '{screen.label}' by itself: the strongest, "
+            f"'{column}', has a single-feature AUC of {screen.auc[column]:.3f} on the training "
+            "rows.",)

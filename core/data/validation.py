@@ -260,3 +260,35 @@ def logit(p: ArrayLike, eps: float = 1e-12) -> np.ndarray:
     """``log(p / (1 − p))`` with p clipped into ``[eps, 1 − eps]`` so 0 and 1 stay finite."""
     q = np.clip(np.asarray(p, dtype=np.float64), eps, 1.0 - eps)
     return np.log(q) - np.log1p(-q)
+
+
+def resolvable_bound(probs: ArrayLike) -> float:
+    """How close to 0 or 1 a saturated score is placed before a logarithm: half a step of the
+    model's own resolution.
+
+    A score of exactly 0 or 1 (a random forest's unanimous vote, k-NN's k agreeing
+    neighbours, naive Bayes' underflow) has an infinite logarithm. Clipping it at a fixed
+    1e-12 put such rows at ``logit = ±27.6`` — for a forest of 100 trees, 23 units beyond its
+    next score 0.01 (``logit = −4.6``), although the two differ by one vote — where a few of
+    them decided every fit on the log scale. The bound is instead what the scores themselves
+    resolve: with ``δ`` the smallest positive distance of any score from 0 or 1 (a forest of
+    100 trees: δ = 0.01; k-NN with 5 neighbours: δ = 0.2), a score of 0 is read as a vote
+    share of 0 out of ``k = 1/δ`` and given the Haldane–Anscombe value ``(0 + ½)/(k + 1)``
+    (Haldane 1955; Anscombe 1956, the empirical logit ``log((x + ½)/(k − x + ½))``)::
+
+        ε = δ / (2 (1 + δ))
+
+    so exact 0s and 1s sit half a step beyond the nearest scores (forest: ε = 0.00495,
+    logit −5.3; 5-NN: ε = 0.083) — but never closer to 0 or 1 than float64's machine epsilon
+    2.2e-16, the smallest distance from 1 a double can hold (as scikit-learn and the beta
+    calibration package clip). Scores inside ``[ε, 1 − ε]`` are never moved (ε < δ), so a
+    model without saturated scores is fitted exactly as before — including the extreme but
+    finite probabilities of an overconfident softmax, which carry its scale. ``probs`` is
+    ``(n,)`` P(y = 1) (distances ``p`` and ``1 − p``) or ``(n, m)`` rows on the simplex (their
+    entries). Hard 0/1 predictions (no score inside (0, 1)) give δ = 1, ε = 1/4.
+    """
+    P = np.asarray(probs, dtype=np.float64)
+    distances = np.concatenate([P.ravel(), 1.0 - P.ravel()]) if P.ndim == 1 else P.ravel()
+    inside = distances[(distances > 0.0) & (distances < 1.0)]
+    delta = float(inside.min()) if inside.size else 1.0
+    return max(delta / (2.0 * (1.0 + delta)), float(np.finfo(np.float64).eps))

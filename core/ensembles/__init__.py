@@ -14,7 +14,12 @@ weights of Jürgens, Mortier, Hüllermeier, Bengs & Waegeman
 
 from core.ensembles.estimators import ESTIMATORS, ce2, cekl, kde_ratio, skce
 from core.ensembles.simulate import SETTINGS, simulate
-from core.ensembles.summary import CredalComparison, CredalSettings, compare_weights
+from core.ensembles.summary import (
+    CredalComparison,
+    CredalSettings,
+    compare_ensemble,
+    compare_weights,
+)
 from core.ensembles.test import (
     NULL_LABELS,
     NULLS,
@@ -29,6 +34,6 @@ from core.ensembles.weights import WeightNetwork, WeightSettings, combine
 __all__ = [
     "ESTIMATORS", "NULL_LABELS", "NULLS", "SETTINGS", "WEIGHTS", "WEIGHT_LABELS",
     "CredalComparison", "CredalSettings", "CredalTestResult", "WeightNetwork", "WeightSettings",
-    "ce2", "cekl", "combine", "compare_weights", "credal_test", "kde_ratio", "null_description",
-    "simulate", "skce",
+    "ce2", "cekl", "combine", "compare_ensemble", "compare_weights", "credal_test", "kde_ratio",
+    "null_description", "simulate", "skce",
 ]

@@ -11,14 +11,20 @@ progress bar and tabulates them, so the page and the ``credal`` command only dra
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from core.data.audit_data import AuditData
 from core.ensembles.estimators import ESTIMATORS
-from core.ensembles.test import WEIGHT_LABELS, WEIGHTS, CredalTestResult, credal_test
+from core.ensembles.test import (
+    WEIGHT_LABELS,
+    WEIGHTS,
+    CredalTestResult,
+    credal_test,
+    null_description,
+)
 from core.kernels.resampling import row_sample
 
 Progress = Callable[[float, str], None]
@@ -72,6 +78,33 @@ class CredalComparison:
 
     results: Mapping[str, CredalTestResult]
     settings: CredalSettings
+    members: tuple[str, ...] = ()
+    features: tuple[str, ...] = ()
+
+    def verdict(self) -> str:
+        """The learned test's verdict at α in one sentence, with the null that was used."""
+        learned, alpha = self.results["learned"], self.settings.alpha
+        null = null_description(self.settings.null, "learned")
+        where = f"{learned.rows.size:,} test rows, {null}"
+        if learned.rejects(alpha):
+            text = (f"No convex combination of the members is calibrated: the credal-set test "
+                    f"with learned weights λ(x) rejects (p = {learned.p_value:.4f} ≤ α = "
+                    f"{alpha:g}; {where}).")
+            if self.settings.null != "refit":
+                text += (" This null holds the learned λ(x) fixed and is liberal when λ(x) is "
+                         "learned from a few hundred rows; confirm with the refit null.")
+            return text
+        return (f"Consistent with a calibrated credal set: the test with learned weights λ(x) "
+                f"does not reject (p = {learned.p_value:.4f} > α = {alpha:g}; {where}).")
+
+    def weights_table(self) -> pd.DataFrame:
+        """Per member, the learned weights λ_m(x) on the tested rows: their mean and the
+        share of rows where the member has the largest weight."""
+        weights = self.results["learned"].weights
+        names = self.members or tuple(f"member {m + 1}" for m in range(weights.shape[1]))
+        largest = np.bincount(np.argmax(weights, axis=1), minlength=weights.shape[1])
+        return pd.DataFrame({"member": names, "mean_weight": weights.mean(axis=0),
+                             "largest_weight_share": largest / max(1, weights.shape[0])})
 
     def table(self) -> pd.DataFrame:
         """One row per test: weights, statistic, p-value (and the paper's), verdict at α."""
@@ -83,6 +116,7 @@ class CredalComparison:
                 "statistic": result.statistic, "p_value": result.p_value,
                 "p_value_paper": result.p_value_paper,
                 "verdict": "rejects" if result.rejects(self.settings.alpha) else "does not reject",
+                "null": null_description(self.settings.null, key),
             })
         return pd.DataFrame(rows)
 
@@ -145,3 +179,15 @@ def compare_weights(members: np.ndarray, y: np.ndarray, X: np.ndarray,
             seed=settings.seed, progress=report, null=settings.null)
         done += share
     return CredalComparison(results=results, settings=settings)
+
+
+def compare_ensemble(data: AuditData, members: Sequence[int], features: Sequence[str],
+                     settings: CredalSettings = CredalSettings(),  # noqa: B008 (frozen value)
+                     progress: Progress | None = None) -> CredalComparison:
+    """:func:`compare_weights` on the chosen members (indices into ``data.member_names``) and
+    features of ``data`` (:func:`ensemble_inputs`), with their names recorded for the page,
+    the report and the command line."""
+    comparison = compare_weights(*ensemble_inputs(data, members, features), settings,
+                                 progress=progress)
+    return replace(comparison, members=tuple(data.member_names[m] for m in members),
+                   features=tuple(features))

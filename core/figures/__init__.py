@@ -5,7 +5,7 @@ template and captions every figure gets, :mod:`core.figures.palette` the colours
 of each page are in the module named after it (:mod:`core.figures.reliability`,
 :mod:`core.figures.trust`, :mod:`core.figures.local_bias`, :mod:`core.figures.lce`,
 :mod:`core.figures.recalibration`, :mod:`core.figures.ensembles`,
-:mod:`core.figures.estimators`, :mod:`core.figures.data`).
+:mod:`core.figures.estimators`, :mod:`core.figures.data`, :mod:`core.figures.findings`).
 """
 
 from core.figures.data import class_balance_figure
@@ -18,6 +18,12 @@ from core.figures.estimators import (
     estimator_curves_figure,
     estimator_estimates_figure,
     estimator_risk_figure,
+)
+from core.figures.findings import (
+    slice_forest_figure,
+    slice_lcb_figure,
+    slice_reliability_figure,
+    slice_treemap_figure,
 )
 from core.figures.lce import (
     lce_cdf_figure,
@@ -60,5 +66,9 @@ __all__ = [
     "p_value_heatmap_figure",
     "reliability_figure",
     "reliability_grid",
+    "slice_forest_figure",
+    "slice_lcb_figure",
+    "slice_reliability_figure",
+    "slice_treemap_figure",
     "smooth_reliability_figure",
 ]

@@ -289,7 +289,7 @@ def _run_dask(client, task: Callable[..., np.ndarray], shared: tuple[np.ndarray,
         raise ConnectionError(f"the client is {client.status}")
     # hash=False: equal arrays (query and reference of one call, or of successive calls) get
     # keys of their own, so releasing one never loses another's data
-    scattered = client.scatter(list(shared), broadcast=True, hash=False)
+    scattered = client.scatter(list(shared), broadcast=True, hash=False) if shared else []
     futures = [client.submit(task, "numpy", *scattered, item, pure=False) for item in items]
     if reduce == "sum":
         return np.asarray(client.submit(_add, futures).result())

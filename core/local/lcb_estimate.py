@@ -30,7 +30,6 @@ from core.kernels.resampling import row_sample
 from core.kernels.spec import KernelSpec, inputs_for, query_points, resolve, spec_from
 from core.kernels.tiles import kernel_matmul
 
-MIN_SUBGROUP = 30
 #: Total kernel weight below which a query point has no reference neighbours (LCB is NaN).
 MIN_WEIGHT = 1e-12
 

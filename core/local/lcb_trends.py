@@ -1,7 +1,7 @@
 """Around the LCB point estimates (:mod:`core.local.lcb_estimate`): polynomial trends of the
-LCB against one feature per group with bootstrap bands (I-trustworthy Fig. 6), and the
-ranking of subgroups (group × feature range) by mean |LCB| with each one's raw residual
-evidence.
+LCB against one feature per group with bootstrap bands (I-trustworthy Fig. 6). Which slices
+of the data are miscalibrated, with a controlled error rate, is
+:mod:`core.local.slice_discovery`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from core.local.lcb_estimate import MIN_SUBGROUP
+#: Fewest rows a group needs for a trend line (and its bootstrap band) of its own.
+MIN_TREND_ROWS = 10
 
 
 def lcb_trends(
@@ -29,6 +30,10 @@ def lcb_trends(
     ``level`` range of the fits to ``n_resamples`` row resamples of the group. The rows'
     LCB values are themselves kernel smooths and not independent, so the band shows the
     spread of the fitted curve over the plotted points, not a full inferential interval.
+    A group gets no trend unless it has :data:`MIN_TREND_ROWS` rows and more distinct feature
+    values than ``degree`` + 1 (a polynomial through fewer points is not determined, and
+    numpy would warn that the fit is rank-deficient); :func:`trend_note` says which groups
+    and why. A resample with too few distinct values is left out of the band.
     Returns columns ``group, x, fit, low, high, rows``.
     """
     if not 1 <= degree <= 5:
@@ -43,7 +48,7 @@ def lcb_trends(
     for group in pd.unique(labels):
         mask = labels == group
         x, v = feature[mask], values[mask]
-        if x.size <= degree + 1 or np.ptp(x) == 0:
+        if not _trendable(x, degree):
             continue
         grid = np.linspace(x.min(), x.max(), grid_points)
         fit = np.polynomial.Polynomial.fit(x, v, degree)(grid)
@@ -56,53 +61,36 @@ def lcb_trends(
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
 
 
+def _trendable(x: np.ndarray, degree: int) -> bool:
+    """Enough rows and distinct values for a degree-``degree`` trend with a band."""
+    return x.size >= MIN_TREND_ROWS and np.unique(x).size > degree + 1
+
+
 def _refit(x: np.ndarray, v: np.ndarray, degree: int, grid: np.ndarray) -> np.ndarray:
-    if np.ptp(x) == 0:
+    if np.unique(x).size <= degree:  # the resample cannot determine the polynomial
         return np.full(grid.shape, np.nan)
     return np.polynomial.Polynomial.fit(x, v, degree)(grid)
 
 
-def biased_subgroups(
-    values: np.ndarray,
-    residuals: np.ndarray,
-    p: np.ndarray,
-    groups: pd.DataFrame,
-    feature: np.ndarray | None = None,
-    feature_name: str = "feature",
-    n_ranges: int = 4,
-    min_rows: int = MIN_SUBGROUP,
-) -> pd.DataFrame:
-    """Subgroups (every combination of the group columns × a quantile range of ``feature``)
-    ranked by mean |LCB|, largest first.
+def trend_note(feature: np.ndarray, groups: np.ndarray | None = None, degree: int = 3
+               ) -> str | None:
+    """A sentence naming the groups :func:`lcb_trends` draws no trend for, or ``None``.
 
-    Each row: the subgroup's size, mean LCB (signed: positive = risk underestimated) and mean
-    |LCB|, and the raw evidence that does not depend on kernels — the observed rate minus
-    the mean prediction, ``Σ(y − p)/n``, and its z-score ``Σ(y − p)/√Σp(1 − p)`` (the
-    binomial standard error if the model were calibrated there). Subgroups smaller than
-    ``min_rows`` are left out.
+    Groups with fewer than :data:`MIN_TREND_ROWS` rows, or with at most ``degree`` + 1
+    distinct values of the feature, get their points but no fitted line: a polynomial of
+    that degree through so few points says nothing (their rows are listed with the group).
     """
-    frame = groups.reset_index(drop=True).astype(str).copy()
-    keys = list(frame.columns)
-    if feature is not None:
-        feature = np.asarray(feature, dtype=np.float64)
-        edges = np.unique(np.quantile(feature, np.linspace(0, 1, n_ranges + 1)))
-        index = np.clip(np.searchsorted(edges, feature, side="right") - 1, 0, edges.size - 2)
-        labels = [f"{edges[k]:.4g}–{edges[k + 1]:.4g}" for k in range(edges.size - 1)]
-        frame[feature_name] = pd.Categorical(np.asarray(labels, dtype=object)[index],
-                                             categories=labels, ordered=True)
-        keys.append(feature_name)
-    frame = frame.assign(lcb=values, abs_lcb=np.abs(values), residual=residuals,
-                         variance=p * (1 - p))
-    if not keys:
-        keys = ["all"]
-        frame["all"] = "all rows"
-    summary = frame.groupby(keys, observed=True).agg(
-        rows=("lcb", "size"), mean_lcb=("lcb", "mean"), mean_abs_lcb=("abs_lcb", "mean"),
-        residual_sum=("residual", "sum"), variance_sum=("variance", "sum"),
-    ).reset_index()
-    summary = summary[summary["rows"] >= min_rows]
-    summary["observed_minus_predicted"] = summary["residual_sum"] / summary["rows"]
-    summary["z"] = summary["residual_sum"] / np.sqrt(summary["variance_sum"].clip(lower=1e-12))
-    summary = summary.drop(columns=["residual_sum", "variance_sum"])
-    return summary.sort_values("mean_abs_lcb", ascending=False, ignore_index=True)
+    feature = np.asarray(feature, dtype=np.float64)
+    labels = np.full(feature.shape, "all", dtype=object) if groups is None \
+        else np.asarray(groups, dtype=object)
+    skipped = [(str(group), int((labels == group).sum())) for group in pd.unique(labels)
+               if not _trendable(feature[labels == group], degree)]
+    if not skipped:
+        return None
+    listed = ", ".join(f"{name} ({rows} row{'s' if rows != 1 else ''})"
+                       for name, rows in skipped[:8])
+    more = f" and {len(skipped) - 8} more" if len(skipped) > 8 else ""
+    return (f"No trend line for {listed}{more}: a degree-{degree} polynomial needs at least "
+            f"{MIN_TREND_ROWS} rows and more than {degree + 1} distinct values of the feature; "
+            "their points are drawn.")
 

@@ -49,7 +49,8 @@ Progress = Callable[[float, str], None]
 
 #: Fewest calibration rows any method is fitted on.
 MIN_FIT_ROWS = 2
-#: Probabilities are kept this far inside (0, 1) where a method takes logarithms.
+#: Guard against division by zero. (Logarithms of probabilities use a bound fitted from the
+#: data instead: :func:`core.data.validation.resolvable_bound`.)
 EPS = 1e-12
 
 BINARY = "binary"
@@ -456,10 +457,14 @@ _OVR = " Binary; multiclass one-vs-rest with renormalisation."
 RECALIBRATORS: dict[str, RecalibratorSpec] = {spec.key: spec for spec in (
     RecalibratorSpec(
         "platt", "Platt scaling",
-        "Logistic regression on the model's logit, q = σ(a·logit p + b)." + _OVR,
+        "Logistic regression on the model's score, q = σ(a·s + b), with s the logit of p or "
+        "p itself (scikit-learn's sigmoid on probability outputs), whichever comes out better "
+        "calibrated on the calibration rows." + _OVR,
         "Platt (1999)", "scaling",
-        (_choice("smoothing", "off", ("off", "on"),
-                 "Platt's target smoothing (N₊+1)/(N₊+2), 1/(N₋+2)"),),
+        (_choice("transform", "auto", ("auto", "logit", "identity"),
+                 "the score s: logit(p), p itself, or whichever calibrates better (auto)"),
+         _choice("smoothing", "on", ("on", "off"),
+                 "Platt's target smoothing (N₊+1)/(N₊+2), 1/(N₋+2)")),
         _BOTH, (), "scaling:PlattScaling"),
     RecalibratorSpec(
         "temperature", "Temperature scaling",

@@ -30,6 +30,7 @@ import pandas as pd
 from core.audit import AuditResult
 from core.data.audit_data import AuditData
 from core.data.validation import check_choice
+from core.ensembles.summary import CredalComparison
 from core.report.charts import AuditFigure, audit_figures, slug
 from core.report.export import (
     FORMATS,
@@ -100,6 +101,7 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
                  formats: Sequence[str] = FORMATS, pdf: bool = True,
                  figures: Sequence[AuditFigure] | None = None,
                  progress: Progress | None = None, user: str | None = None,
+                 credal: CredalComparison | None = None,
                  shared_plotly: bool = False) -> Report:
     """The report of ``result``: HTML, PDF (where Chromium exists), JSON, figures, tables.
 
@@ -123,6 +125,13 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
         ``progress(fraction, message)``.
     user : str, optional
         The signed-in user, recorded in the provenance (:mod:`core.report.provenance`).
+    credal : CredalComparison, optional
+        The credal-set tests of the ensemble members
+        (:func:`core.ensembles.compare_ensemble`); ``None``: data with members get a
+        sentence that they were not run.
+    shared_plotly : bool, optional
+        HTML figures (and an interactive report) load one ``figures/plotly.js`` of the
+        report's folder instead of each holding its own copy.
 
     Returns
     -------
@@ -156,7 +165,8 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
         notes += (f"The HTML report is interactive (plotly.js {where}) because its figures "
                   "could not be drawn as images: " + reason,)
     plotly_src = f"figures/{PLOTLY_FILE}" if shared_plotly and images is None else None
-    html = report_html(result, audit, figures, images, comparison, created, user, plotly_src)
+    html = report_html(result, audit, figures, images, comparison, created, user=user,
+                       credal=credal, plotly_src=plotly_src)
     seconds["html"] = time.perf_counter() - start
 
     pdf_bytes = None
@@ -169,9 +179,9 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
             notes += (f"No PDF report: {error}",)
         seconds["pdf"] = time.perf_counter() - start
     report(0.95, "Writing the JSON and CSV tables…")
-    json_text = report_json(result, audit, comparison, created, user)
+    json_text = report_json(result, audit, comparison, created, user=user, credal=credal)
     tables = {slug(name): csv_text(frame)
-              for name, frame in result_tables(result, comparison).items()}
+              for name, frame in result_tables(result, comparison, credal).items()}
     report(1.0, "Report ready")
     assets = {}
     if shared_plotly and (plotly_src or any("html" in by_format for by_format in files.values())):

@@ -2,7 +2,8 @@
 
 :func:`audit_figures` turns an :class:`~core.audit.AuditResult` (and the data it was computed
 on) into the figures the pages draw — reliability diagram, class balance, per-group
-diagrams, KLCE p-value map and aggregated null, LCB against a feature, MLCE against γ — with
+diagrams, KLCE p-value map and aggregated null, LCB against a feature, MLCE against γ, the
+slices' gaps and their treemap — with
 the caption line of :func:`core.figures.style.caption_text`. The report, the Export page and the
 command line all draw from here.
 """
@@ -17,13 +18,14 @@ import plotly.graph_objects as go
 from core.audit import AuditResult, audit_part, numeric_features, reference_and_query
 from core.data.audit_data import AuditData
 from core.figures.data import class_balance_figure
+from core.figures.findings import slice_forest_figure, slice_treemap_figure
 from core.figures.lce import mlce_curve_figure
 from core.figures.local_bias import lcb_figure
 from core.figures.reliability import reliability_figure, reliability_grid
 from core.figures.style import apply_style, caption_text
 from core.figures.trust import null_histogram_figure, p_value_heatmap_figure
 from core.kernels.spec import one_vs_rest
-from core.local.lcb_trends import lcb_trends
+from core.local.lcb_trends import lcb_trends, trend_note
 
 #: Resamples of the LCB trend bands (the Local bias page's).
 TREND_RESAMPLES = 200
@@ -36,12 +38,14 @@ SCATTER_POINTS = 2_000
 
 @dataclass(frozen=True)
 class AuditFigure:
-    """One exported figure: a file-name key, a title, the styled figure and its caption."""
+    """One exported figure: a file-name key, a title, the styled figure, its caption line and
+    a note for the report's figure caption (what the figure leaves out, and why)."""
 
     key: str
     title: str
     figure: go.Figure
     caption: str
+    note: str = ""
 
 
 def slug(text: str) -> str:
@@ -149,6 +153,7 @@ def lcb_figures(result: AuditResult, audit: AuditData) -> list[AuditFigure]:
     trends = lcb_trends(points[x_name].to_numpy()[valid], points["lcb"].to_numpy()[valid],
                         trend_groups, degree=TREND_DEGREE, n_resamples=TREND_RESAMPLES,
                         seed=result.settings.seed)
+    skipped = trend_note(points[x_name].to_numpy()[valid], trend_groups, TREND_DEGREE)
     spec = result.lcb.spec
     shown = min(int(valid.sum()), SCATTER_POINTS)
     drawn = "" if shown == int(valid.sum()) else \
@@ -163,7 +168,7 @@ def lcb_figures(result: AuditResult, audit: AuditData) -> list[AuditFigure]:
     figure = lcb_figure(points[valid], trends, x_name, color, facet,
                         max_points=SCATTER_POINTS)
     return [AuditFigure("lcb", f"Local calibration bias against {x_name}",
-                        apply_style(figure, caption), caption)]
+                        apply_style(figure, caption), caption, skipped or "")]
 
 
 def lce_figures(result: AuditResult) -> list[AuditFigure]:
@@ -177,6 +182,28 @@ def lce_figures(result: AuditResult) -> list[AuditFigure]:
     figure = mlce_curve_figure(section.curve, section.mce, result.settings.gamma)
     return [AuditFigure("mlce_curve", "MLCE against the kernel bandwidth γ",
                         apply_style(figure, caption), caption)]
+
+
+def slice_figures(result: AuditResult) -> list[AuditFigure]:
+    """The slices' gaps with their intervals (most significant first) and the depth-2 slices
+    as a treemap coloured by gap."""
+    slices = result.slices
+    if slices.n_tested == 0:
+        return []
+    interval = ("simultaneous" if slices.error_rate == "fwer" else "FCR-adjusted") + \
+        f" {1 - slices.alpha:.0%} interval"
+    caption = caption_text(
+        notion=slices.notion, split=_split(result), n=result.rows,
+        extra=f"{slices.n_tested:,} tests · {slices.error_rate.upper()} at α = "
+              f"{slices.alpha:g} · B = {slices.n_resamples:,}")
+    figures = [AuditFigure("slices_forest", "Slices: gap and interval",
+                           apply_style(slice_forest_figure(slices.table, interval=interval),
+                                       caption), caption)]
+    if slices.family.depth > 0 and any(s.depth for s in slices.family.slices):
+        figures.append(AuditFigure("slices_treemap", "Slices: gaps of the deepest slices",
+                                   apply_style(slice_treemap_figure(slices), caption),
+                                   caption))
+    return figures
 
 
 def audit_figures(result: AuditResult, audit: AuditData) -> tuple[AuditFigure, ...]:
@@ -202,7 +229,7 @@ def audit_figures(result: AuditResult, audit: AuditData) -> tuple[AuditFigure, .
                          f"fingerprints {expected[:12]} and "
                          f"{audit.fingerprint[:12]} differ. Pass the data the audit ran on.")
     figures = [*reliability_figures(result, audit), *klce_figures(result),
-               *lcb_figures(result, audit), *lce_figures(result)]
+               *lcb_figures(result, audit), *lce_figures(result), *slice_figures(result)]
     return tuple(unique_keys(figures))
 
 

@@ -8,8 +8,8 @@ report opens offline and prints to PDF unchanged (:mod:`core.report.pdf`).
 Contents, top to bottom: the plain-language summary (:mod:`core.report.summary`), the data's
 fingerprint (rows, columns used, hash), every setting, every metric with its interval, every
 test with statistic, p-value, null hypothesis and B, the per-group diagnostics, the local
-findings (KLCE grid verdict, the most biased subgroups, MLCE) and the recalibration
-comparison.
+findings (KLCE grid verdict, LCB, MLCE), the miscalibrated slices with the error rate they
+control, the recalibration comparison and, for an ensemble, the credal-set test.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import plotly.io as pio
 import core
 from core.audit import AuditResult
 from core.data.audit_data import AuditData
+from core.ensembles.summary import CredalComparison
 from core.report.charts import AuditFigure, slug
 from core.report.provenance import provenance
 from core.report.schema import NULL_HYPOTHESES, SCHEMA_VERSION, check_comparison
@@ -50,11 +51,19 @@ SETTING_HELP = {
     "grid_resamples": "resamples B shared by the KLCE bandwidth grid",
     "embedding": "map of the audit features for the LCE",
     "gamma": "LCE kernel bandwidth γ (standard deviations of the map)",
-    "subgroup_ranges": "quantile ranges of the feature in the subgroup table",
+    "slice_ranges": "quantile ranges of each numeric column in the slices",
+    "slice_depth": "most columns combined in one slice",
+    "slice_resamples": "consistency resamples B of the slices' max-|T| null",
+    "slice_notion": "what the slices test for several classes (None: every class one vs "
+                    "rest)",
+    "error_rate": "error rate the slice findings control: fwer (family-wise) or fdr (false "
+                  "discovery rate)",
     "alpha": "test level α of every verdict",
     "seed": "seed of every random step",
 }
-SUBGROUP_ROWS = 15
+#: Columns of the slice table in the HTML report (the CSV and JSON files hold them all).
+SLICE_COLUMNS = ("slice", "class", "rows", "observed", "predicted", "gap", "ci_low", "ci_high",
+                 "p_adjusted", "listed_under")
 
 STYLE = """
 :root { --ink: #1d2329; --muted: #55606b; --line: #d9dee3; --ok: #0b7a4b; --bad: #b3261e;
@@ -149,15 +158,17 @@ def figure_block(item: AuditFigure, images: Mapping[str, bytes] | None) -> str:
         body = pio.to_html(item.figure, full_html=False, include_plotlyjs=False,
                            config={"displaylogo": False, "responsive": True})
     # the caption line is inside the figure itself; the figcaption names it
-    return f"<figure>{body}<figcaption>{escape(item.title)}</figcaption></figure>"
+    note = f". {escape(item.note)}" if item.note else ""
+    return f"<figure>{body}<figcaption>{escape(item.title)}{note}</figcaption></figure>"
 
 
 # --------------------------------------------------------------------------- sections
 
 
-def summary_section(result: AuditResult, comparison: pd.DataFrame | None) -> str:
+def summary_section(result: AuditResult, comparison: pd.DataFrame | None,
+                    credal: CredalComparison | None = None) -> str:
     items = "".join(f'<li class="{escape(f.level)}">{escape(f.text)}</li>'
-                    for f in findings(result, comparison))
+                    for f in findings(result, comparison, credal))
     return f"<h2>Summary of findings</h2><ul class=\"findings\">{items}</ul>"
 
 
@@ -284,14 +295,27 @@ def lcb_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
              ("σ_x (standardised features)", lcb.spec.feature_bandwidth),
              ("rows evaluated", int(lcb.values.size)), ("rows without neighbours", missing),
              ("computation", lcb.computation)]
-    top = lcb.subgroups.head(SUBGROUP_ROWS)
-    ranked = table_html(top) if len(top) else \
-        "<p>No subgroup has the 30 rows needed to be ranked.</p>"
-    return (f"<h3>Local calibration bias (LCB)</h3>{key_value_html(pairs)}{blocks('lcb')}"
-            f"<h3>Most biased subgroups</h3>{ranked}"
-            "<p class=\"caption\">Ranked by mean |LCB|; observed − predicted and "
-            "z = Σ(y − p)/√Σp(1 − p) use the raw outcomes, without kernels. Subgroups of fewer "
-            "than 30 rows are left out.</p>")
+    return f"<h3>Local calibration bias (LCB)</h3>{key_value_html(pairs)}{blocks('lcb')}"
+
+
+def slices_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
+    """The flagged slices (findings first, the slices listed under them after), what was
+    tested and the error rate controlled; every tested slice is in ``tables/slices.csv``."""
+    slices = result.slices
+    flagged = slices.significant
+    columns = [c for c in SLICE_COLUMNS if c != "class" or len(slices.classes) > 1]
+    body = table_html(flagged[columns]) if len(flagged) else \
+        "<p>No slice is flagged at this level.</p>"
+    interval = ("simultaneous (every gap inside its interval together)"
+                if slices.error_rate == "fwer" else "false-coverage-rate adjusted")
+    return (f"<h2>Findings: miscalibrated slices</h2><p>{escape(slices.statement())}</p>"
+            f"<p>{escape(slices.summary())}</p>{blocks('slices_forest')}"
+            f"{blocks('slices_treemap')}<h3>Flagged slices</h3>{body}"
+            "<p class=\"caption\">gap = observed rate − mean prediction; ci_low–ci_high its "
+            f"{escape(interval)} {1 - slices.alpha:.0%} interval; p_adjusted "
+            f"{'max-|T| step-down' if slices.error_rate == 'fwer' else 'BH q-value'}; "
+            "listed_under: the flagged parent whose interval overlaps (not a finding of its "
+            f"own). {escape(slices.family.describe())}</p>")
 
 
 def lce_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
@@ -315,6 +339,40 @@ def recalibration_section(comparison: pd.DataFrame | None) -> str:
             "max_group_mce the largest group-wise MCE.</p>")
 
 
+def credal_section(credal: CredalComparison | None, audit: AuditData) -> str:
+    """The ensemble's credal-set tests (Jürgens et al., Algorithm 1, beside the mean and
+    Mortier et al.'s sampled weights): verdict, each test with its p-value and the null used,
+    and where the learned weights λ(x) put their trust."""
+    if credal is None:
+        if audit.members is None:
+            return ""
+        return ("<h2>Ensemble: credal-set test</h2><p class=\"muted\">The data has ensemble "
+                "members, but the credal-set test was not run for this report (run it on the "
+                "Ensembles page, or give the members with --member).</p>")
+    settings = credal.settings
+    learned = credal.results["learned"]
+    parts = learned.parameters
+    pairs = [("members", ", ".join(credal.members) or f"{learned.weights.shape[1]}"),
+             ("features λ(x) depends on", ", ".join(credal.features) or "none (constant)"),
+             ("estimator", settings.estimator), ("resamples B", settings.n_resamples),
+             ("rows: optimisation / validation / test",
+              f"{parts.get('n_optimisation', 0):,} / {parts.get('n_validation', 0):,} / "
+              f"{learned.rows.size:,}"),
+             ("α", settings.alpha), ("seed", settings.seed)]
+    tests = credal.table().drop(columns=["weights"]).assign(**{
+        "null hypothesis": [NULL_HYPOTHESES.get(r.method, "") for r in credal.results.values()]})
+    verdict_class = "problem" if learned.rejects(settings.alpha) else "ok"
+    return (f"<h2>Ensemble: credal-set test</h2>"
+            f"<ul class=\"findings\"><li class=\"{verdict_class}\">{escape(credal.verdict())}"
+            f"</li></ul>{key_value_html(pairs)}<h3>The three tests</h3>{table_html(tests)}"
+            "<p class=\"caption\">All three test the same rows; p-values are (1 + #{null ≥ "
+            "observed}) / (1 + B). The mean ignores the instance; the Dir(1)-sampled test "
+            "minimises over constant weights; λ(x) is learned on separate rows.</p>"
+            f"<h3>Learned weights λ(x)</h3>{table_html(credal.weights_table())}"
+            "<p class=\"caption\">Mean weight of each member over the test rows, and the share "
+            "of rows where it has the largest weight.</p>")
+
+
 # --------------------------------------------------------------------------- the document
 
 
@@ -322,6 +380,7 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
                 images: Mapping[str, bytes] | None = None,
                 comparison: pd.DataFrame | None = None,
                 created: dt.datetime | None = None, user: str | None = None,
+                credal: CredalComparison | None = None,
                 plotly_src: str | None = None) -> str:
     """The self-contained HTML report.
 
@@ -345,6 +404,9 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
         The time stamp (default: now, UTC).
     user : str, optional
         The signed-in user, recorded in the provenance section.
+    credal : CredalComparison, optional
+        The credal-set tests of the ensemble members (the data's members without it: a
+        sentence that they were not run).
 
     Returns
     -------
@@ -367,7 +429,7 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
         f"Calibration Atlas {escape(core.__version__)} · report schema {SCHEMA_VERSION} · "
         f"{result.rows:,} rows ({escape(result.part)}) · fingerprint "
         f"<code>{escape(result.fingerprint[:16])}…</code></p>",
-        summary_section(result, comparison),
+        summary_section(result, comparison, credal),
         dataset_section(result, audit),
         provenance_section(result, user),
         settings_section(result),
@@ -376,7 +438,9 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
         klce_section(result, blocks),
         lcb_section(result, blocks),
         lce_section(result, blocks),
+        slices_section(result, blocks),
         recalibration_section(comparison),
+        credal_section(credal, audit),
         ("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in result.notes)
          + "</ul>") if result.notes else "",
     ])

@@ -26,11 +26,13 @@ import pandas as pd
 import core
 from core.audit import AuditResult
 from core.data.audit_data import AuditData
+from core.ensembles.summary import CredalComparison
+from core.ensembles.test import WEIGHT_LABELS, null_description
 from core.report.provenance import provenance
 from core.report.summary import findings
 from core.stattests.result import TestResult
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "2.2"
 SCHEMA_ID = "calibration-atlas/audit-report"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Columns a recalibration comparison table must have (core.recalibration.compare).
@@ -58,6 +60,11 @@ NULL_HYPOTHESES = {
     "credal-sampled": "some constant convex combination of the members is calibrated in "
                       "distribution (Mortier et al.)",
 }
+
+
+#: What each slice's test assumes (the report's JSON and the Findings page say it).
+SLICE_NULL = ("the model is calibrated on the slice's rows given their features: y_i ~ "
+              "Bernoulli(p_i), independently (consistency resampling)")
 
 
 def escape_text(text: str) -> str:
@@ -108,6 +115,23 @@ def test_entry(name: str, test: TestResult) -> dict:
     }
 
 
+def credal_record(comparison: CredalComparison) -> dict:
+    """The credal-set comparison: members, features, settings, the verdict, and per test its
+    entry (statistic, p-values, null hypothesis, parameters, null statistics) with its label,
+    the null used and the verdict; the learned weights per member."""
+    settings = comparison.settings
+    return {
+        "members": comparison.members, "features": comparison.features, "settings": settings,
+        "test_rows": int(comparison.results["learned"].rows.size),
+        "verdict": comparison.verdict(),
+        "tests": {key: {"label": WEIGHT_LABELS[key], **test_entry(result.method, result),
+                        "null_used": null_description(settings.null, key),
+                        "rejects": result.rejects(settings.alpha)}
+                  for key, result in comparison.results.items()},
+        "weights": comparison.weights_table(),
+    }
+
+
 def check_comparison(table: pd.DataFrame | None) -> pd.DataFrame | None:
     """The recalibration comparison table, checked for its columns (``None`` passes)."""
     if table is None:
@@ -138,7 +162,7 @@ def dataset_record(result: AuditResult, audit: AuditData) -> dict:
 
 
 def local_record(result: AuditResult) -> dict:
-    """KLCE grid and aggregated test, LCB and its subgroups, MLCE over γ."""
+    """KLCE grid and aggregated test, LCB, MLCE over γ, and the slice findings."""
     grid, lcb, lce = result.klce_grid, result.lcb, result.lce
     return {
         "klce_grid": {
@@ -157,7 +181,7 @@ def local_record(result: AuditResult) -> dict:
             "reference": lcb.reference,
             "prob_bandwidth": lcb.spec.prob_bandwidth,
             "feature_bandwidth": lcb.spec.feature_bandwidth,
-            "cross_validation": lcb.cv_table, "subgroups": lcb.subgroups,
+            "cross_validation": lcb.cv_table,
             "rows": int(lcb.values.size),
             "rows_without_neighbours": int(np.isnan(lcb.values).sum()),
             "values": lcb.values,
@@ -166,12 +190,30 @@ def local_record(result: AuditResult) -> dict:
             "gamma": result.settings.gamma, "mlce": lce.mlce, "mce": lce.mce, "map": lce.map,
             "curve": lce.curve,
         },
+        "slices": slices_record(result),
+    }
+
+
+def slices_record(result: AuditResult) -> dict:
+    """The slice findings: what was tested, the error rate, and every tested slice."""
+    slices = result.slices
+    family = slices.family
+    return {
+        "null_hypothesis": SLICE_NULL, "statement": slices.statement(),
+        "error_rate": slices.error_rate, "alpha": slices.alpha, "notion": slices.notion,
+        "classes": slices.classes, "n_tested": slices.n_tested, "n_slices": slices.n_slices,
+        "n_resamples": slices.n_resamples, "critical_value": slices.critical_value,
+        "depth": family.depth, "n_ranges": family.n_ranges, "min_rows": family.min_rows,
+        "left_out_small": family.n_small, "left_out_duplicates": family.n_duplicates,
+        "engine": slices.engine, "seed": slices.seed, "rejects": slices.rejects(),
+        "table": slices.table,
     }
 
 
 def report_document(result: AuditResult, audit: AuditData,
                     comparison: pd.DataFrame | None = None,
-                    created: dt.datetime | None = None, user: str | None = None) -> dict:
+                    created: dt.datetime | None = None, user: str | None = None,
+                    credal: CredalComparison | None = None) -> dict:
     """The whole report as a JSON-ready dict (see ``docs/report-schema.md``).
 
     Parameters
@@ -186,6 +228,9 @@ def report_document(result: AuditResult, audit: AuditData,
         The report's time stamp (default: now, UTC).
     user : str, optional
         The signed-in user, for the provenance record (:mod:`core.report.provenance`).
+    credal : CredalComparison, optional
+        The credal-set tests of the ensemble members (:func:`credal_record`); ``None``: not
+        run.
 
     Returns
     -------
@@ -203,7 +248,7 @@ def report_document(result: AuditResult, audit: AuditData,
         "dataset": dataset_record(result, audit),
         "settings": dataclasses.asdict(result.settings),
         "summary": [{"level": f.level, "topic": f.topic, "text": f.text}
-                    for f in findings(result, comparison)],
+                    for f in findings(result, comparison, credal)],
         "reliability": {
             "notion": section.notion, "bins": section.table,
             "metrics": section.metrics.drop(columns=["description"], errors="ignore"),
@@ -214,6 +259,7 @@ def report_document(result: AuditResult, audit: AuditData,
         },
         "local": local_record(result),
         "recalibration": None if comparison is None else {"comparison": comparison},
+        "credal": None if credal is None else credal_record(credal),
         "notes": list(result.notes),
         "stream": stream_record(result),
     }
@@ -235,9 +281,11 @@ def stream_record(result: AuditResult) -> dict | None:
 
 
 def report_json(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
-                created: dt.datetime | None = None, user: str | None = None) -> str:
+                created: dt.datetime | None = None, user: str | None = None,
+                credal: CredalComparison | None = None) -> str:
     """:func:`report_document` as indented JSON text (UTF-8, no NaN literals)."""
-    return json.dumps(report_document(result, audit, comparison, created, user), indent=2,
+    return json.dumps(report_document(result, audit, comparison, created, user=user,
+                                      credal=credal), indent=2,
                       ensure_ascii=False, allow_nan=False)
 
 
@@ -258,10 +306,11 @@ def csv_text(frame: pd.DataFrame) -> str:
     return escape_frame(frame).to_csv(index=False)
 
 
-def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None
-                  ) -> dict[str, pd.DataFrame]:
+def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None,
+                  credal: CredalComparison | None = None) -> dict[str, pd.DataFrame]:
     """The report's tables by file stem: metrics, tests, reliability bins, group summaries,
-    the KLCE grid, LCB subgroups, the MLCE curve and the recalibration comparison."""
+    the KLCE grid, the tested slices, the MLCE curve, the recalibration comparison and the
+    credal-set tests with their learned weights."""
     section = result.reliability
     tests = pd.DataFrame([{k: v for k, v in test_entry(name, t).items()
                            if k not in ("parameters", "null_statistics")}
@@ -272,11 +321,14 @@ def result_tables(result: AuditResult, comparison: pd.DataFrame | None = None
             for i, sp in enumerate(grid.prob_bandwidths)
             for j, sx in enumerate(grid.feature_bandwidths)]
     tables = {"metrics": section.metrics, "tests": tests, "reliability_bins": section.table,
-              "klce_grid": pd.DataFrame(rows), "lcb_subgroups": result.lcb.subgroups}
+              "klce_grid": pd.DataFrame(rows), "slices": result.slices.table}
     for group, (summary, _) in section.groups.items():
         tables[f"groups_{group}"] = summary
     if result.lce is not None:
         tables["mlce_curve"] = result.lce.curve
     if comparison is not None:
         tables["recalibration"] = check_comparison(comparison)
+    if credal is not None:
+        tables["credal"] = credal.table()
+        tables["credal_weights"] = credal.weights_table()
     return tables

@@ -2,10 +2,11 @@
 
 Each :class:`Finding` reads one result at the audit's level α — global calibration (SKCE
 consistency test and ECE with its interval), Hosmer–Lemeshow, the worst group, local
-calibration (the aggregated KLCE test over the bandwidth grid), the most biased subgroups
-whose raw evidence is strong (|z| ≥ :data:`STRONG_Z`), MLCE against the global MCE, and the
-recalibration comparison when one is given. ``level`` is ``"ok"`` (no evidence of a
-problem), ``"problem"`` (evidence of miscalibration) or ``"info"``.
+calibration (the aggregated KLCE test over the bandwidth grid), the miscalibrated slices
+(:mod:`core.local.slice_discovery`, with the error rate it controls), MLCE against the global
+MCE, and the recalibration comparison and the ensemble's credal-set test when they are given.
+``level`` is ``"ok"`` (no evidence of a problem), ``"problem"`` (evidence of miscalibration)
+or ``"info"``.
 """
 
 from __future__ import annotations
@@ -16,11 +17,10 @@ import numpy as np
 import pandas as pd
 
 from core.audit import AuditResult
+from core.ensembles.summary import CredalComparison
 
-#: A subgroup's raw residual z-score at or beyond this is hard to explain by chance.
-STRONG_Z = 3.0
-#: How many subgroups the summary names.
-TOP_SUBGROUPS = 3
+#: How many slice findings the summary names.
+TOP_FINDINGS = 3
 #: Groups smaller than this are not named as the worst group (their MCE is mostly noise).
 MIN_GROUP_ROWS = 100
 
@@ -29,7 +29,7 @@ MIN_GROUP_ROWS = 100
 class Finding:
     """One sentence of the summary."""
 
-    topic: str  # global, groups, local, subgroups, lce, recalibration, notes
+    topic: str  # global, groups, local, slices, lce, recalibration, ensemble, notes
     level: str  # ok, problem, info
     text: str
 
@@ -102,30 +102,36 @@ def local_findings(result: AuditResult) -> list[Finding]:
                     f"null {grid.null}, B = {grid.n_resamples}).")]
 
 
-def describe_subgroup(row: pd.Series, keys: list[str]) -> str:
-    """``race = Black, age 60–90`` from a row of the subgroup table."""
-    return ", ".join(f"{k} = {row[k]}" for k in keys)
+def describe_slice(row: pd.Series, classes: int) -> str:
+    """``race = Black ∧ age 58–88 (class 'urban')`` from a row of the slice table."""
+    return row["slice"] + (f" (class '{row['class']}')" if classes > 1 else "")
 
 
-def subgroup_findings(result: AuditResult) -> list[Finding]:
-    """The most biased subgroups (by mean |LCB|) whose raw residual |z| ≥ :data:`STRONG_Z`."""
-    table = result.lcb.subgroups
-    if table.empty:
-        return []
-    metrics = {"rows", "mean_lcb", "mean_abs_lcb", "observed_minus_predicted", "z"}
-    keys = [c for c in table.columns if c not in metrics]
-    strong = table[table["z"].abs() >= STRONG_Z].head(TOP_SUBGROUPS)
-    if strong.empty:
-        return [Finding("subgroups", "ok",
-                        f"No subgroup's observed rate departs from its mean prediction by "
-                        f"{STRONG_Z:g} standard errors or more.")]
+def slice_findings(result: AuditResult) -> list[Finding]:
+    """The flagged slices not explained by a flagged parent, with their intervals, and the
+    error rate that the flags control (:meth:`SliceDiscovery.statement`)."""
+    slices = result.slices
+    if slices.n_tested == 0:
+        return [Finding("slices", "info", slices.statement())]
+    found = slices.findings
+    if found.empty:
+        return [Finding("slices", "ok", f"No miscalibrated slice found. {slices.statement()} "
+                        "A slice that is not flagged is not shown to be calibrated.")]
+    interval = "simultaneous" if slices.error_rate == "fwer" else "selection-adjusted"
     parts = []
-    for _, row in strong.iterrows():
-        direction = "underestimates" if row["observed_minus_predicted"] > 0 else "overestimates"
-        parts.append(f"{describe_subgroup(row, keys)} ({int(row['rows']):,} rows): the model "
-                     f"{direction} the rate by {abs(row['observed_minus_predicted']):.3f} "
-                     f"(z = {row['z']:+.1f}, mean LCB {row['mean_lcb']:+.3f})")
-    return [Finding("subgroups", "problem", "Most biased subgroups: " + "; ".join(parts) + ".")]
+    for _, row in found.head(TOP_FINDINGS).iterrows():
+        direction = "underestimates" if row["gap"] > 0 else "overestimates"
+        parts.append(f"{describe_slice(row, len(slices.classes))} ({int(row['rows']):,} rows): "
+                     f"the model {direction} the rate by {abs(row['gap']):.3f} ({interval} "
+                     f"{1 - slices.alpha:.0%} interval {row['ci_low']:+.3f} to "
+                     f"{row['ci_high']:+.3f}, adjusted p = {row['p_adjusted']:.4g})")
+    more = len(found) - len(parts)
+    listed = int(slices.table["significant"].sum()) - len(found)
+    extra = (f" {more:,} more finding{'s' if more != 1 else ''} in the table." if more else "") \
+        + (f" {listed:,} flagged slice{'s' if listed != 1 else ''} listed under a finding "
+           "whose gap they share." if listed else "")
+    return [Finding("slices", "problem", f"Miscalibrated slices: {'; '.join(parts)}.{extra} "
+                                         f"{slices.statement()}")]
 
 
 def lce_findings(result: AuditResult) -> list[Finding]:
@@ -157,8 +163,16 @@ def recalibration_findings(comparison: pd.DataFrame | None, alpha: float) -> lis
                     f"{local} (p = {best['klce_p']:.4f}).")]
 
 
-def findings(result: AuditResult, comparison: pd.DataFrame | None = None
-             ) -> tuple[Finding, ...]:
+def credal_findings(credal: CredalComparison | None) -> list[Finding]:
+    """The credal-set test with learned weights, when it was run."""
+    if credal is None:
+        return []
+    rejects = credal.results["learned"].rejects(credal.settings.alpha)
+    return [Finding("ensemble", "problem" if rejects else "ok", credal.verdict())]
+
+
+def findings(result: AuditResult, comparison: pd.DataFrame | None = None,
+             credal: CredalComparison | None = None) -> tuple[Finding, ...]:
     """Every finding, in reading order.
 
     Parameters
@@ -168,6 +182,8 @@ def findings(result: AuditResult, comparison: pd.DataFrame | None = None
     comparison : pandas.DataFrame, optional
         The recalibration comparison table (columns of
         :data:`core.report.schema.COMPARISON_COLUMNS`).
+    credal : CredalComparison, optional
+        The credal-set tests of the ensemble members.
 
     Returns
     -------
@@ -175,5 +191,6 @@ def findings(result: AuditResult, comparison: pd.DataFrame | None = None
     """
     notes = [Finding("notes", "info", note) for note in result.notes]
     return tuple([*global_findings(result), *group_findings(result), *local_findings(result),
-                  *subgroup_findings(result), *lce_findings(result),
-                  *recalibration_findings(comparison, result.settings.alpha), *notes])
+                  *slice_findings(result), *lce_findings(result),
+                  *recalibration_findings(comparison, result.settings.alpha),
+                  *credal_findings(credal), *notes])

@@ -9,8 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from core.data.validation import logit
-from core.metrics.clinical import LOGIT_EPS, log_likelihood, logistic_fit, pair
+from core.metrics.clinical import confidence_logit, log_likelihood, logistic_fit, pair
 from core.stattests.result import TestResult
 
 # --------------------------------------------------------------------------- tests
@@ -32,7 +31,7 @@ def cox_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
     """
 
     conf, outcome, notion = pair(probs, y, notion, class_index)
-    z = logit(conf, LOGIT_EPS)
+    z = confidence_logit(conf)
     fit = logistic_fit(z, outcome, fit_slope=True)
     statistic = max(0.0, 2.0 * (fit.log_likelihood - log_likelihood(z, outcome)))
     n = conf.shape[0]

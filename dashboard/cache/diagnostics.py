@@ -30,6 +30,7 @@ from core.local.lce_plan import LceMethod, plan_method
 from core.report import charts
 from core.stattests.klce_grid import GridTestResult
 from core.stattests.result import TestResult
+from dashboard.cache import findings
 from dashboard.cache.memo import ProcessMemo
 
 
@@ -188,8 +189,9 @@ class PageSections(audit.Sections):
     """The audit's pieces (:class:`core.audit.Sections`) from the pages' own caches, called
     with the arguments the pages use: an Export at the settings of the pages reuses what
     they computed — the reliability table, metrics, tests, group tables, the KLCE grid, the
-    LCB bandwidths and estimate, the embedding and the MLCE curve — and computes only the
-    rest. A seed other than the pages' 0 computes afresh (the pages' caches hold seed 0)."""
+    LCB bandwidths and estimate, the slice findings, the embedding and the MLCE curve — and
+    computes only the rest. A seed other than the pages' 0 computes afresh (the pages'
+    caches hold seed 0)."""
 
     def reliability_table(self, data, notion, class_index, settings):
         return reliability_table(data.fingerprint, notion, class_index, settings.n_bins,
@@ -234,9 +236,19 @@ class PageSections(audit.Sections):
             return lcb_values(reference.fingerprint + query.fingerprint, chosen, class_index,
                               sigma_p, sigma_x, reference, query, computation)
 
-        return audit.lcb_section(data, features, settings.class_index,
-                                 settings.subgroup_ranges, select=select,
+        return audit.lcb_section(data, features, settings.class_index, select=select,
                                  estimate_with=estimate)
+
+    def slices(self, data, names, settings, progress=None):
+        if settings.seed:
+            return super().slices(data, names, settings, progress)
+        # the Findings page's key: its settings hold only the slice fields
+        page = audit.AuditSettings(alpha=settings.alpha, error_rate=settings.error_rate,
+                                   slice_depth=settings.slice_depth,
+                                   slice_ranges=settings.slice_ranges,
+                                   slice_resamples=settings.slice_resamples,
+                                   slice_notion=settings.slice_notion)
+        return findings.discovery(data.fingerprint, names, page, data, progress)
 
     def lce(self, data, features, settings, progress=None):
         if settings.seed:

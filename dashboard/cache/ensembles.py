@@ -14,12 +14,7 @@ import streamlit as st
 
 from core import metrics
 from core.data.audit_data import AuditData
-from core.ensembles.summary import (
-    CredalComparison,
-    CredalSettings,
-    compare_weights,
-    ensemble_inputs,
-)
+from core.ensembles.summary import CredalComparison, CredalSettings, compare_ensemble
 from dashboard.cache.memo import ProcessMemo
 
 _COMPARISONS = ProcessMemo(limit=8)
@@ -29,11 +24,10 @@ def credal_comparison(fingerprint: str, members: tuple[int, ...], features: tupl
                       settings: CredalSettings, data: AuditData,
                       progress: Callable[[float, str], None] | None = None
                       ) -> CredalComparison:
-    """The three credal-set tests (:func:`core.ensembles.summary.compare_weights`)."""
+    """The three credal-set tests (:func:`core.ensembles.summary.compare_ensemble`)."""
     return _COMPARISONS.get(
         (fingerprint, members, features, settings),
-        lambda: compare_weights(*ensemble_inputs(data, members, features), settings,
-                                progress=progress),
+        lambda: compare_ensemble(data, members, features, settings, progress=progress),
     )
 
 

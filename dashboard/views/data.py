@@ -9,14 +9,21 @@ import pandas as pd
 import streamlit as st
 
 from core.data.audit_data import AuditData
-from core.data.column_guess import group_member_columns, guess_columns
+from core.data.column_guess import ColumnGuess, group_member_columns, guess_columns
 from core.data.demo import DEMOS, demo_mapping
-from core.data.mapping import ColumnMapping
+from core.data.leakage import FeatureScreen
+from core.data.mapping import ColumnMapping, model_name
 from core.data.problems import DataError, ValidationNote
+from core.data.public_tables import compas_like_frame
 from core.data.readers import SUPPORTED_SUFFIXES, LoadedTable, check_limits, read_table
-from core.data.reference_model import REFERENCE_MODELS, train_reference_model
-from core.data.table import summarise_columns
+from core.data.reference_model import (
+    REFERENCE_MODELS,
+    default_model_features,
+    train_reference_model,
+)
+from core.data.table import deduplicate_columns, summarise_columns
 from core.figures.data import class_balance_figure
+from core.report.schema import csv_text
 from dashboard.components import chart, validation_report
 from dashboard.state import (
     active_audit,
@@ -24,6 +31,7 @@ from dashboard.state import (
     cached_demo,
     cached_demo_frame,
     last_upload,
+    reference_form_key,
     remember_upload,
     set_active,
     settings,
@@ -42,6 +50,13 @@ EXAMPLE_CSV = """y,p,age,sex,race
 @st.cache_data(show_spinner="Reading the file…", max_entries=8)
 def cached_read(content: bytes, name: str) -> LoadedTable:
     return read_table(content, name)
+
+
+@st.cache_data(show_spinner="Checking which columns a model may learn from…", max_entries=16)
+def cached_screen(source_key: str, label: str, seed: int, _frame: pd.DataFrame) -> FeatureScreen:
+    """The default model features of a raw table (leaks, identifiers, dates left out), keyed
+    by the table's key (its file hash or demo name), the label and the split seed."""
+    return default_model_features(_frame, label, seed=seed)
 
 
 def demo_tab() -> None:
@@ -78,14 +93,14 @@ def upload_tab() -> None:
     except DataError as error:
         st.error(str(error), icon=":material/error:")
         return
-    remember_upload(table)
+    file_key = hashlib.sha1(uploaded.getvalue()).hexdigest()[:10]
+    remember_upload(table, file_key)
     frame = table.frame
     st.caption(f"Read {len(frame):,} rows × {frame.shape[1]} columns from {table.source}.")
     for note in table.notes:
         st.info(note, icon=":material/info:")
     st.dataframe(frame.head(20), width="stretch", hide_index=True)
 
-    file_key = hashlib.sha1(uploaded.getvalue()).hexdigest()[:10]
     mapping = mapping_form(frame, f"map_{file_key}")
     if st.button("Validate and use this table", type="primary", key="use_upload"):
         source = f"upload: {uploaded.name}"
@@ -123,6 +138,8 @@ def mapping_form(frame, key: str) -> ColumnMapping:
             "Audit features (local calibration is tested over these)", columns,
             default=list(guess.features), key=f"{key}_features",
         )
+        if guess.features_note:
+            st.caption(guess.features_note)
         groups = st.multiselect(
             "Group attributes (for per-group diagnostics)", columns,
             default=list(guess.groups), key=f"{key}_groups",
@@ -135,20 +152,32 @@ def mapping_form(frame, key: str) -> ColumnMapping:
             "Ensemble member columns (optional)", columns, default=list(guess.members),
             key=f"{key}_members",
         )
+        models = st.multiselect(
+            "Other models' probability columns (optional)", columns,
+            default=list(guess.models), key=f"{key}_models",
+            help="Predictions of other models on the same rows, to compare on the Compare "
+                 "models page or audit instead (sidebar): one column per model for a binary "
+                 "label (named after the column), or one column per class per model, in the "
+                 "class order above, named by their common prefix (b_cat, b_dog → b).",
+        )
     return ColumnMapping(
         label=label, probs=tuple(probs), logits=logits,
         positive=None if positive == AUTOMATIC else positive,
         features=tuple(features), groups=tuple(groups),
         split=None if split == NONE else split,
         members=group_member_columns(members, max(len(probs), 2)),
+        models=tuple((model_name(cols), cols)
+                     for cols in group_member_columns(models, max(len(probs), 2))),
     )
 
 
 def activate(frame, mapping: ColumnMapping, name: str, source: str,
-             read_notes: tuple[str, ...] = (), recipe: Recipe | None = None) -> None:
+             read_notes: tuple[str, ...] = (), recipe: Recipe | None = None,
+             warnings: tuple[str, ...] = ()) -> None:
     """Validate and make active; what was done before validation (the reader's repairs such
-    as repeated headers, the reference model's training) opens the validation report.
-    ``recipe`` is how the table is stored for a reload (default: the validated columns)."""
+    as repeated headers, the reference model's training and its warnings) opens the
+    validation report. ``recipe`` is how the table is stored for a reload (default: the
+    validated columns)."""
     if not mapping.probs:
         st.error("Choose at least one probability column.", icon=":material/error:")
         return
@@ -157,36 +186,71 @@ def activate(frame, mapping: ColumnMapping, name: str, source: str,
     except DataError as error:
         st.error(str(error), icon=":material/error:")
         return
-    notes = tuple(ValidationNote("info", n) for n in read_notes)
+    notes = tuple(ValidationNote("warning", w) for w in warnings) + \
+        tuple(ValidationNote("info", n) for n in read_notes)
     set_active(replace(audit, report=notes + audit.report), source, recipe=recipe)
     st.success(f"Now auditing {name}: {audit.n:,} rows passed validation.")
 
 
 @dataclass(frozen=True)
 class RawSource:
-    """A raw table for the reference-model workflow and its default column roles."""
+    """A raw table for the reference-model workflow, its key and its default column roles."""
 
+    key: str
     frame: pd.DataFrame
     label: str | None
-    model_features: tuple[str, ...]
     audit_features: tuple[str, ...]
     groups: tuple[str, ...]
+    audit_note: str | None = None
+
+
+@st.cache_data(show_spinner=False)
+def compas_raw() -> pd.DataFrame:
+    """The generated COMPAS-shaped raw table, its repeated names resolved as on upload."""
+    return deduplicate_columns(compas_like_frame()).frame
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def cached_guess(key: str, _frame: pd.DataFrame) -> ColumnGuess:
+    """The guessed roles of a raw table, once per table (``key``: file hash or demo)."""
+    return guess_columns(_frame)
+
+
+def raw_source(key: str, frame: pd.DataFrame) -> RawSource:
+    guess = cached_guess(key, frame)
+    return RawSource(key, frame, guess.label, guess.features, guess.groups, guess.features_note)
 
 
 def reference_sources() -> dict[str, RawSource]:
-    """The uploaded table (if any) and the census demo without its model's predictions."""
+    """The uploaded table (if any, listed first: the default), the census demo without its
+    model's predictions and a generated COMPAS-shaped table."""
     sources = {}
-    table: LoadedTable | None = last_upload()
-    if table is not None:
-        guess = guess_columns(table.frame)
-        sources[f"uploaded: {table.source}"] = RawSource(
-            table.frame, guess.label, guess.features, guess.groups, guess.groups)
+    upload = last_upload()
+    if upload is not None:
+        table, key = upload
+        sources[f"uploaded: {table.source}"] = raw_source(key, table.frame)
     mapping = demo_mapping("census")
-    raw = cached_demo_frame("census").drop(columns=[*mapping.probs, mapping.split])
-    model_features = tuple(c for c in raw.columns if c != mapping.label)
+    models = [c for _, columns in mapping.models for c in columns]
+    raw = cached_demo_frame("census").drop(columns=[*mapping.probs, *models, mapping.split])
     sources["demo: census features without the model's predictions"] = RawSource(
-        raw, mapping.label, model_features, mapping.features, mapping.groups)
+        "census", raw, mapping.label, mapping.features, mapping.groups)
+    sources["demo: COMPAS-shaped table (generated, the 53 columns of ProPublica's file)"] = \
+        raw_source("compas", compas_raw())
     return sources
+
+
+def leakage_panel(screen: FeatureScreen) -> None:
+    """Why columns are not proposed as model features: leaks first, then the rest."""
+    leaks = screen.leaks()
+    if leaks:
+        st.warning("Not proposed — these columns separate the label by themselves:\n\n"
+                   + "\n".join(f"- {item.sentence}" for item in leaks),
+                   icon=":material/warning:")
+    others = [item for item in screen.left_out if item.reason != "leak"]
+    if others:
+        with st.expander(f"{len(others)} other column{'s' if len(others) != 1 else ''} not "
+                         "proposed, and why"):
+            st.markdown("\n".join(f"- {item.sentence}" for item in others))
 
 
 def reference_tab() -> None:
@@ -201,42 +265,50 @@ def reference_tab() -> None:
         "and comes out far better calibrated."
     )
     sources = reference_sources()
-    source = st.selectbox("Raw table", list(sources), key="ref_source")
+    source = st.selectbox("Raw table", list(sources), key=reference_form_key("source"))
     defaults = sources[source]
     frame = defaults.frame
     columns = [str(c) for c in frame.columns]
-    others = [c for c in columns if c != defaults.label]
     left, right = st.columns(2)
     with left:
         label = st.selectbox(
             "Label column", columns,
             index=columns.index(defaults.label) if defaults.label in columns else 0,
-            key=f"ref_label_{source}",
+            key=reference_form_key(f"label_{source}"),
         )
+        others = [c for c in columns if c != label]
+        seed = st.number_input(
+            "Split seed", min_value=0, value=0, step=1, key=reference_form_key("seed"),
+            help="Seeds the stratified train / calibration / test split (and the model): the "
+                 "same seed gives the same split, so a published audit can be redone.")
+        try:
+            screen = cached_screen(defaults.key, label, int(seed), frame)
+        except DataError as error:
+            st.error(str(error), icon=":material/error:")
+            return
         model_features = st.multiselect(
             "Model features (what the model sees)", others,
-            default=[c for c in defaults.model_features if c in others],
-            key=f"ref_model_{source}",
+            default=[c for c in screen.kept if c in others],
+            key=reference_form_key(f"model_{source}_{label}"),
         )
         model = st.selectbox(
             "Model", list(REFERENCE_MODELS), format_func=REFERENCE_MODELS.get,
-            index=list(REFERENCE_MODELS).index("random_forest"), key="ref_model",
+            index=list(REFERENCE_MODELS).index("random_forest"), key=reference_form_key("model"),
         )
-        seed = st.number_input(
-            "Split seed", min_value=0, value=0, step=1, key="ref_seed",
-            help="Seeds the stratified train / calibration / test split (and the model): the "
-                 "same seed gives the same split, so a published audit can be redone.")
     with right:
         audit_features = st.multiselect(
             "Audit features", others,
             default=[c for c in defaults.audit_features if c in others],
-            key=f"ref_audit_{source}",
+            key=reference_form_key(f"audit_{source}"),
         )
+        if defaults.audit_note:
+            st.caption(defaults.audit_note)
         groups = st.multiselect(
             "Group attributes", others, default=[c for c in defaults.groups if c in others],
-            key=f"ref_groups_{source}",
+            key=reference_form_key(f"groups_{source}"),
         )
-    if st.button("Train and audit this model", type="primary", key="ref_train"):
+    leakage_panel(screen)
+    if st.button("Train and audit this model", type="primary", key=reference_form_key("train")):
         try:
             with st.spinner("Training the reference model…"):
                 result = train_reference_model(
@@ -245,13 +317,15 @@ def reference_tab() -> None:
         except DataError as error:
             st.error(str(error), icon=":material/error:")
             return
+        for warning in result.warnings:
+            st.warning(warning, icon=":material/warning:")
         mapping = replace(result.mapping, features=tuple(audit_features), groups=tuple(groups))
         name = f"{REFERENCE_MODELS[model]} on {source.split(': ', 1)[1]}"
         activate(result.frame, mapping, name, f"reference model: {name}",
-                 result.notes)
+                 result.notes, warnings=result.warnings)
         st.download_button(
             "Download the table with predictions (CSV)",
-            result.frame.to_csv(index=False).encode(), file_name="reference_predictions.csv",
+            csv_text(result.frame).encode(), file_name="reference_predictions.csv",
             mime="text/csv",
         )
 

@@ -23,7 +23,7 @@ from core.figures.trust import null_histogram_figure
 from dashboard.cache import diagnostics
 from dashboard.cache import ensembles as ensemble_cache
 from dashboard.components import chart, verdict
-from dashboard.state import active_audit, cached_demo
+from dashboard.state import active_audit, cached_demo, set_credal_comparison
 
 st.title("Ensembles")
 st.caption(
@@ -86,6 +86,8 @@ except ValueError as err:
     st.error(str(err), icon=":material/error:")
     st.stop()
 bar.empty()
+if source == "active dataset":  # the Export page's report gets this comparison
+    set_credal_comparison(audit.fingerprint, comparison)
 result = comparison.results[headline]
 n_test = result.rows.size
 

@@ -15,6 +15,7 @@ from dashboard.access import signed_in_user
 from dashboard.cache import diagnostics
 from dashboard.state import (
     active_audit,
+    credal_comparison,
     export_file,
     page_settings,
     recalibration_comparison,
@@ -72,16 +73,20 @@ def report_panel(result, audit, figures) -> None:
     kinds = [k for k in REPORT_FILES if k != "PDF" or no_static_reason() is None]
     chosen = st.multiselect("Files", kinds, default=kinds, key="export_report_files")
     comparison = recalibration_comparison()
+    credal = credal_comparison(audit.fingerprint)
+    ensemble = "" if audit.members is None else (
+        " and the Ensembles page's credal-set test" if credal is not None else
+        " and a note that the credal-set test was not run (open the Ensembles page first)")
     st.caption("Summary of findings, the data's fingerprint, every setting, metric and test, "
-               "the local findings and "
-               + ("the recalibration comparison." if comparison is not None else
-                  "a note that no recalibration comparison was run."))
+               "the local findings, "
+               + ("the recalibration comparison" if comparison is not None else
+                  "a note that no recalibration comparison was run") + ensemble + ".")
     if st.button("Build the report", type="primary", key="export_build_report",
                  disabled=not chosen):
         bar = st.progress(0.0, text="Building the report…")
         report = build_report(result, audit, comparison, formats=(), pdf="PDF" in chosen,
                               figures=figures, progress=lambda f, m: bar.progress(f, text=m),
-                              user=signed_in_user())
+                              user=signed_in_user(), credal=credal)
         bar.empty()
         contents = {"HTML": report.html.encode("utf-8"), "PDF": report.pdf,
                     "JSON": report.json.encode("utf-8"),

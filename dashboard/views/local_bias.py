@@ -6,11 +6,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.audit import subgroup_table
 from core.figures.local_bias import lcb_figure
 from core.figures.style import caption_text
 from core.kernels.spec import one_vs_rest
-from core.local.lcb_trends import lcb_trends
+from core.local.lcb_trends import lcb_trends, trend_note
 from dashboard.cache import diagnostics
 from dashboard.components import about, chart, class_picker
 from dashboard.state import active_audit
@@ -94,31 +93,17 @@ chart(lcb_figure(points[valid], trends, x_name, None if color == NONE else color
       caption=caption_text(notion="one-vs-rest", bandwidths={"σ_p": sigma_p, "σ_x": sigma_x},
                            split=how, n=min(int(valid.sum()), MAX_POINTS),
                            extra=f"degree-{degree} trends, 90% bands"))
+skipped = trend_note(x[valid], None if trend_groups is None else trend_groups[valid].to_numpy(),
+                     degree)
 st.caption(
     f"Points: LCB of {min(int(valid.sum()), MAX_POINTS):,} evaluated rows (a seeded sample "
     f"when there are more); lines: degree-{degree} polynomial fits per group with "
     "90% bootstrap bands (the spread of the fit over the plotted points). "
     + (f"{int((~valid).sum())} rows had no reference neighbours and are not drawn."
        if (~valid).any() else "")
+    + (f" {skipped}" if skipped else "")
 )
 
-st.header("Most biased subgroups")
-by = st.multiselect("Subgroups of", groups, default=groups[:2], key="lcb_subgroups")
-ranges = st.slider(f"Ranges of {x_name}", 1, 8, 4, key="lcb_ranges")
-x_all = one_vs_rest(query.probs, query.y, None if audit.is_binary else class_index)[0] \
-    if x_name == "predicted probability" else query.feature_frame[x_name].to_numpy(dtype=float)
-table = subgroup_table(query, values, class_index, by, x_all, x_name, ranges, rows)
-st.dataframe(table.head(15), width="stretch", hide_index=True, column_config={
-    "mean_lcb": st.column_config.NumberColumn("mean LCB", format="%+.3f"),
-    "mean_abs_lcb": st.column_config.NumberColumn("mean |LCB|", format="%.3f"),
-    "observed_minus_predicted": st.column_config.NumberColumn("observed − predicted",
-                                                              format="%+.3f"),
-    "z": st.column_config.NumberColumn("z (raw residual)", format="%+.1f"),
-})
-st.caption(
-    "Ranked by mean |LCB|. 'observed − predicted' and its z = Σ(y − p)/√Σp(1 − p) use the "
-    "rows' raw outcomes, without kernels: |z| > 3 is hard to explain by chance. Subgroups "
-    "with fewer than 30 rows are left out."
-    + ("" if rows is None else " Rows, ranges and the raw evidence use every row; mean LCB "
-       "uses the evaluated ones.")
-)
+st.info("Which slices of the data are miscalibrated — levels, ranges and their "
+        "intersections, tested together with a stated error rate and intervals — is the "
+        "**Findings** page.", icon=":material/flag:")

@@ -38,10 +38,20 @@ def test_trust_page(app_url: str, page) -> None:
 
 def test_local_bias_page(app_url: str, page) -> None:
     page.goto(f"{app_url}/local_bias")
-    page.get_by_role("heading", name="Most biased subgroups").wait_for(timeout=180_000)
+    page.get_by_text("is the Findings page").wait_for(timeout=180_000)
     page.locator(".js-plotly-plot").first.wait_for()
     assert page.get_by_text("Traceback").count() == 0
     screenshot(page, "local-bias-census")
+
+
+def test_findings_page(app_url: str, page) -> None:
+    page.goto(f"{app_url}/findings")
+    page.get_by_text("family-wise error rate controlled").wait_for(timeout=180_000)
+    page.get_by_role("heading", name="Look closer at one slice").wait_for(timeout=180_000)
+    page.locator(".js-plotly-plot").nth(3).wait_for(timeout=180_000)  # forest, treemap, 2 more
+    assert page.get_by_text("age 58–88 ∧ race = Black").count() > 0
+    assert page.get_by_text("Traceback").count() == 0
+    screenshot(page, "findings-census")
 
 
 def test_lce_landscape_page(app_url: str, page) -> None:

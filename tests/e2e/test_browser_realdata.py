@@ -33,8 +33,9 @@ def compas_with_scores():
 
 
 #: Pages that draw nothing until the user acts (Compare, Run the audit) or that have nothing
-#: to draw for a table without ensemble members; every other page must show a chart.
-WAIT_FOR_AN_ACTION = {"Recalibration", "Ensembles", "Export"}
+#: to draw for a table without ensemble members or without a second model; every other page
+#: must show a chart.
+WAIT_FOR_AN_ACTION = {"Recalibration", "Ensembles", "Export", "Compare models"}
 
 
 def wait_until_done(page) -> None:
@@ -82,7 +83,8 @@ def test_lce_landscape_with_one_audit_feature_draws_lce_against_it(app_url: str,
     a PCA traceback. Now it draws each row's LCE against x."""
     page.goto(app_url)
     page.get_by_text("Preview: first 500 of 10,000 rows.").wait_for()
-    page.get_by_role("combobox").first.click()
+    # the page's demo chooser (the sidebar's first combobox is the census demo's audited model)
+    page.locator('[data-testid="stMain"]').get_by_role("combobox").first.click()
     page.get_by_role("option", name="Ensemble").first.click()
     page.get_by_role("button", name="Use this demo").click()
     page.get_by_text("Now auditing the demo").wait_for()

@@ -1,15 +1,17 @@
 """In the system Chromium: an auditor's whole path through the app on the census demo.
 
-Data → Reliability → Trust test (a bandwidth slider moves the p-value) → Local bias → LCE
-landscape → Recalibration (Compare the default methods) → Export (a PNG from a chart's export
-control, a zip of PNG and SVG figures and the HTML report, each file checked). A screenshot
-of every page goes to the test's output folder (``.screenshots/walkthrough-*.png``). Each
-step is a function in :data:`STEPS`; a new page's step is one more entry.
+Data → Reliability → Trust test (a bandwidth slider moves the p-value) → Local bias →
+Findings (the planted age × race cell on top) → LCE landscape → Recalibration (Compare the
+default methods) → Export (a PNG from a chart's export control, a zip of PNG and SVG figures
+and the HTML report, each file checked; the report's slice table is the library's). A
+screenshot of every page goes to the test's output folder (``.screenshots/walkthrough-*.png``).
+Each step is a function in :data:`STEPS`; a new page's step is one more entry.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import re
 import zipfile
 from collections.abc import Callable
@@ -17,6 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from core.audit import slice_frame
+from core.data.demo import load_demo
+from core.local import discover_slices
 from tests.e2e.conftest import requires_chromium, screenshot
 from tests.report_fixtures import parse_svg, png_size
 
@@ -88,8 +93,20 @@ def trust_step(page, folder: Path) -> None:
 
 def local_bias_step(page, folder: Path) -> None:
     open_page(page, "Local bias")
-    page.get_by_role("heading", name="Most biased subgroups").wait_for(timeout=SLOW)
+    page.get_by_text("is the Findings page").wait_for(timeout=SLOW)
     page.locator(".js-plotly-plot").first.wait_for()
+
+
+def findings_step(page, folder: Path) -> None:
+    open_page(page, "Findings")
+    page.get_by_text("family-wise error rate controlled at α = 0.05").wait_for(timeout=SLOW)
+    page.get_by_text("not shown to be calibrated").first.wait_for()
+    # the planted age × race cell is the first row of the findings table
+    table = page.locator('[data-testid="stDataFrame"]').first
+    table.wait_for()
+    page.get_by_role("heading", name="Look closer at one slice").wait_for(timeout=SLOW)
+    page.locator(".js-plotly-plot").nth(3).wait_for(timeout=SLOW)  # forest, treemap, 2 closer
+    assert page.locator(".js-plotly-plot").filter(has_text="age 58–88 ∧ race = Black").count()
 
 
 def lce_step(page, folder: Path) -> None:
@@ -133,8 +150,20 @@ def export_step(page, folder: Path) -> None:
     assert "Summary of findings" in html and "Census-style loan default" in html
     assert "group-temperature" in html  # the Recalibration page's comparison is in the report
     assert REMOTE.search(html) is None and "<script" not in html
+    assert "Findings: miscalibrated slices" in html and "age 58–88 ∧ race = Black" in html
     results = download(page, "Download results.json", folder)
-    assert b'"schema_version": "1.2"' in results.read_bytes()
+    document = json.loads(results.read_bytes())
+    assert document["schema_version"] == "2.2"
+    # the report's slice table is the library's on the same rows and settings
+    test = load_demo("census").split_part("test")
+    library = discover_slices(test.probs, test.y,
+                              slice_frame(test, ("age", "sex", "race")),
+                              class_names=test.classes)
+    reported = document["local"]["slices"]["table"]
+    assert [row["slice"] for row in reported] == list(library.table["slice"])
+    assert [row["p_adjusted"] for row in reported] == list(library.table["p_adjusted"])
+    assert [row["gap"] for row in reported] == pytest.approx(list(library.table["gap"]),
+                                                              rel=1e-12)
     pdf = download(page, "Download report.pdf", folder)
     assert pdf.read_bytes()[:5] == b"%PDF-"
     assert io.BytesIO(html.encode()).getbuffer().nbytes > 100_000  # figures embedded
@@ -146,6 +175,7 @@ STEPS: list[tuple[str, Callable]] = [
     ("reliability", reliability_step),
     ("trust", trust_step),
     ("local-bias", local_bias_step),
+    ("findings", findings_step),
     ("lce-landscape", lce_step),
     ("recalibration", recalibration_step),
     ("export", export_step),

@@ -48,7 +48,7 @@ def test_static_report_offline(browser, audited, tmp_path) -> None:
     context, page, refused = open_offline(browser, tmp_path / "report.html")
     try:
         images = page.locator("figure img")
-        assert images.count() == 7
+        assert images.count() == 9  # with the slices' forest plot and treemap
         sizes = page.evaluate("""() => [...document.querySelectorAll('figure img')]
                                  .map(i => [i.complete, i.naturalWidth, i.naturalHeight])""")
         assert all(done and w > 300 and h > 200 for done, w, h in sizes), sizes
@@ -68,7 +68,7 @@ def test_interactive_report_offline(browser, audited, tmp_path, monkeypatch) -> 
     context, page, refused = open_offline(browser, tmp_path / "interactive.html")
     try:
         page.locator(".plotly-graph-div .main-svg").nth(6).wait_for()
-        assert page.locator(".plotly-graph-div").count() == 7
+        assert page.locator(".plotly-graph-div").count() == 9  # with the two slice figures
         assert refused == []
         page.screenshot(path=str(SCREENSHOTS / "report-offline-interactive.png"),
                         full_page=True)

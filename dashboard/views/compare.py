@@ -1,0 +1,137 @@
+"""Compare models page: a challenger against the champion on the same rows, paired inference."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.compare import CRITERIA, CRITERION_NAMES, CompareSettings
+from core.figures.compare import differences_figure, dumbbell_figure, reliability_overlay_figure
+from core.figures.style import caption_text
+from core.report.comparison import build_comparison_report
+from dashboard.cache import compare as compare_cache
+from dashboard.components import chart
+from dashboard.state import active_audit, export_file, set_export_file
+
+TABLE_COLUMNS = {"name": "criterion", "value_a": "champion (A)", "value_b": "challenger (B)",
+                 "difference": "B − A", "ci_low": "CI low", "ci_high": "CI high",
+                 "p_value": "p-value", "method": "paired inference"}
+SLICE_COLUMNS = ["slice", "criterion", "rows", "value_a", "value_b", "difference", "ci_low",
+                 "ci_high", "p_adjusted", "bias_a", "bias_b"]
+
+@st.fragment
+def report_download(result, settings: CompareSettings) -> None:
+    """The page's sections as one self-contained HTML report (as `calibration-atlas compare`
+    writes), in a fragment so that preparing it never reruns the page."""
+    name = f"comparison-{settings.champion}-vs-{settings.challenger}.html"
+    if st.button("Prepare the comparison report (HTML)", key="cmp_report"):
+        with st.spinner("Drawing the figures and writing the report…"):
+            report = build_comparison_report(result, audit, settings, pdf=False)
+        set_export_file("cmp_report", name, report.html.encode())
+    prepared = export_file("cmp_report")
+    if prepared is not None and prepared[0] == name:
+        st.download_button(f"Download {name}", prepared[1], file_name=name, mime="text/html",
+                           on_click="ignore", key="cmp_report_download",
+                           icon=":material/download:")
+
+
+st.title("Compare models")
+st.caption("Is the challenger better calibrated than the champion — for everyone and for every "
+           "group? Both models' predictions on the same rows, compared with paired tests.")
+audit = active_audit()
+names = list(audit.model_names)
+if len(names) < 2:
+    st.info("This table has one model's predictions. To compare models, load a table with "
+            "several prediction sets — on the Data page's upload tab, map the other models' "
+            "probability columns under *Other models' probability columns* (a binary table "
+            "with `p_prod, p_new` is recognised) — or use the census demo, which has a "
+            "challenger model.", icon=":material/info:")
+    st.stop()
+
+with st.form("compare_form"):
+    c1, c2, c3 = st.columns(3)
+    champion = c1.selectbox("Champion (A)", names, index=names.index(audit.model),
+                            key="cmp_champion")
+    others = [n for n in names if n != champion] or names
+    challenger = c2.selectbox("Challenger (B)", others, key="cmp_challenger")
+    parts = ["test", "all"] if audit.split is not None and (audit.split == "test").any() \
+        else ["all"]
+    part = c3.radio("Rows", parts, horizontal=True, key="cmp_part",
+                    format_func=lambda p: "test split" if p == "test" else "all rows")
+    feature_names = list(audit.feature_frame.columns)
+    features = st.multiselect("Audit features (KLCE kernel and feature slices)", feature_names,
+                              default=feature_names, key="cmp_features")
+    c4, c5, c6, c7 = st.columns(4)
+    criteria = c4.multiselect("Criteria", CRITERIA, default=list(CRITERIA), key="cmp_criteria",
+                              format_func=CRITERION_NAMES.get)
+    alpha = c5.select_slider("Level α", (0.01, 0.05, 0.1), value=0.05, key="cmp_alpha")
+    n_resamples = c6.select_slider("Bootstrap resamples B", (100, 200, 500, 1000), value=200,
+                                   key="cmp_b")
+    seed = c7.number_input("Seed", 0, 10_000, 0, key="cmp_seed")
+    st.form_submit_button("Compare", type="primary")
+
+if champion == challenger:
+    st.warning("Choose two different models.", icon=":material/warning:")
+    st.stop()
+if not criteria:
+    st.warning("Choose at least one criterion.", icon=":material/warning:")
+    st.stop()
+settings = CompareSettings(challenger=challenger, champion=champion, features=tuple(features),
+                           part=part, alpha=float(alpha), criteria=tuple(criteria),
+                           n_resamples=int(n_resamples), seed=int(seed))
+bar = st.progress(0.0, text="Comparing the models…")
+result = compare_cache.comparison(audit, settings, lambda f, m: bar.progress(min(f, 1.0), m))
+bar.empty()
+
+worse = result.worse(criteria)
+bad_slices = result.worse_slices()
+box = st.error if worse or not bad_slices.empty else st.success
+box(result.verdict, icon=":material/balance:")
+caption = caption_text(notion=result.parameters["notion"], split=part, n=result.n,
+                       extra=f"{champion} (A) vs {challenger} (B), α = {alpha:g}")
+
+st.subheader("Paired differences (challenger − champion)")
+st.dataframe(result.table[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS), width="stretch",
+             hide_index=True, column_config={
+                 k: st.column_config.NumberColumn(format="%.4g") for k in
+                 ("champion (A)", "challenger (B)", "B − A", "CI low", "CI high", "p-value")})
+st.caption(f"Intervals are {1 - alpha:.0%} intervals; every criterion is a loss, so a negative "
+           "difference favours the challenger. Brier and log loss: Diebold–Mariano test of the "
+           "per-row differences (rows independent, no lag window). ECE (the same "
+           f"{result.parameters['n_bins']} equal-width bins for both), smooth ECE and KLCE²: "
+           "paired bootstrap of rows. Measured levels and power: README, *Comparing models*.")
+chart(differences_figure(result.table, result.alpha), key="cmp_differences", caption=caption,
+      title="Paired differences")
+if not result.klce_tests.empty:
+    st.markdown("**Each model's own KLCE test of local calibration** "
+                f"({result.parameters['klce_rows']:,} rows, same kernel for both)")
+    st.dataframe(result.klce_tests, width="stretch", hide_index=True)
+
+st.subheader("Reliability, both models on the same bins")
+chart(reliability_overlay_figure(result), key="cmp_reliability", caption=caption,
+      title="Reliability of both models")
+
+st.subheader("Per group: champion → challenger")
+if result.groups.empty:
+    st.info("No group attributes are mapped; map some on the Data page to compare the models "
+            "group by group.", icon=":material/info:")
+else:
+    criterion = st.radio("Score", ("brier", "log_loss"), horizontal=True, key="cmp_dumbbell",
+                         format_func=CRITERION_NAMES.get)
+    chart(dumbbell_figure(result, criterion), key="cmp_dumbbell_chart", caption=caption,
+          title="Per-group comparison")
+    st.caption("Blue circle: champion; diamond: challenger, red where it is significantly worse "
+               "and green where better after max-|T| adjustment over every group and slice "
+               "below (family-wise error ≈ α).")
+
+st.subheader("Where the challenger is worse")
+if bad_slices.empty:
+    st.success(f"In none of the {result.slices['slice'].nunique()} groups and slices compared "
+               "is the challenger significantly worse.", icon=":material/check_circle:")
+else:
+    st.dataframe(bad_slices[SLICE_COLUMNS], width="stretch", hide_index=True)
+    st.caption("Simultaneous intervals and adjusted p-values (max-|T| over all slices). "
+               "bias = observed − predicted in the slice, for each model.")
+with st.expander("Every group and slice compared"):
+    st.dataframe(result.slices[[*SLICE_COLUMNS, "p_value", "direction"]], width="stretch",
+                 hide_index=True)
+report_download(result, settings)
