@@ -10,19 +10,24 @@ the partitions' sums add up (:func:`core.kernels.engine.map_partitions`):
 2. **sums** — every sum over rows: per-row scores (accuracy, Brier, log loss) and the class
    balance, the equal-width bins of the notion's series overall and per group level, the
    Spiegelhalter sums, the audited features' moments (the kernel tests' standardisation), the
-   first histogram of every exact order statistic (:mod:`core.metrics.order_statistics`), the
-   Poisson bootstrap of all of them, and the rows of the seeded sample;
+   first histogram of every exact order statistic (:mod:`core.metrics.order_statistics`; the
+   numeric slice columns' quantile edges among them), the Poisson bootstrap of all of them,
+   the slice columns' tallies (:class:`~core.local.slice_streamed.ColumnTally`) and the rows
+   of the seeded sample;
 3. **random features** — the KLCE bandwidth grid, the SKCE consistency test and the SKCE
    value with its Poisson bootstrap, each resample's labels drawn per row from the
    counter-based generator at the row's number among the audited rows, so the sums equal the
    in-memory ones (:mod:`core.kernels.rff`); with the order statistics' second round;
-4. **equal-mass bins** — once the order statistics are exact (a further pass where long tied
-   runs need one): ACE, top-label ACE, the debiased ECE and their bootstrap, equal-mass
-   reliability tables, and Hosmer–Lemeshow's equal-size groups, overall and per group level.
+4. **equal-mass bins and slices** — once the order statistics are exact (a further pass where
+   long tied runs need one): ACE, top-label ACE, the debiased ECE and their bootstrap,
+   equal-mass reliability tables, and Hosmer–Lemeshow's equal-size groups, overall and per
+   group level; and every slice's cell sums, from which the findings' family of slices and
+   their exact sums are built as in memory (:mod:`core.local.slice_streamed`).
 
 What is not a sum over rows — the smooth ECE, ICI, the calibration slope and Cox's test,
 the CORP decompositions, the cumulative differences and their tests, the SKCE block test,
-LCB and the LCE — is computed by the in-memory functions on a seeded sample of
+LCB and the LCE, and the slice findings' max-|T| null (B consistency resamples of each row) —
+is computed by the in-memory functions on a seeded sample of
 :data:`SAMPLE_ROWS` rows of the table, drawn by row number (so it is the same sample
 wherever the partitions are read), and the result says which numbers came from it
 (:class:`~core.audit.StreamInfo`). The kernel tests run with random Fourier features: an exact
@@ -51,8 +56,6 @@ from core.audit import (
     feature_columns_of,
     lcb_section,
     lce_section,
-    slice_names,
-    slice_section,
 )
 from core.data.audit_data import AuditData
 from core.data.groups import MIN_GROUP_ROWS
@@ -90,6 +93,24 @@ from core.kernels.rff import (
 )
 from core.kernels.spec import KernelSpec, one_vs_rest, product_points
 from core.kernels.tiles import MEDIAN_SAMPLE, Standardizer, median_heuristic
+from core.local.slice_discovery import SliceDiscovery, slice_targets
+from core.local.slice_discovery import resolve_notion as slice_notion_of
+from core.local.slice_streamed import (
+    CellSums,
+    ColumnTally,
+    RawCoding,
+    SliceColumn,
+    StreamedFamily,
+    cell_sums,
+    order_keys,
+    order_positions,
+    order_values,
+    raw_codings,
+    row_hashes,
+    row_targets,
+    streamed_discovery,
+    streamed_family,
+)
 from core.metrics.intervals import bootstrap_interval
 from core.metrics.order_statistics import OrderStatistics, first_interval, merge_parts
 from core.metrics.scores import resolve_notion
@@ -154,6 +175,38 @@ class Spec:
     bootstrap: int
     sample: np.ndarray  # table rows of the seeded sample, sorted
     median: np.ndarray  # audited indices of the median heuristic's rows (its order)
+    slice_columns: tuple[SliceColumn, ...] = ()  # the columns slices are cut on
+    slice_sources: tuple[tuple[str, int, int], ...] = ()  # ("X"|"group", first, width)
+    slice_notion: str = "positive"  # what the slices test (discover_slices' notion)
+
+    def slice_data(self, chunk: Chunk, j: int) -> np.ndarray:
+        """Slice column ``j`` of a chunk: a numeric feature's values, a categorical
+        feature's or group's level codes (into the table's sorted levels)."""
+        kind, first, width = self.slice_sources[j]
+        if kind == "group":
+            return chunk.groups[self.slice_columns[j].name]
+        if self.slice_columns[j].kind == "numeric":
+            return chunk.X[:, first]
+        block = chunk.X[:, first:first + width]
+        return np.where(block.any(axis=1), block.argmax(axis=1), -1)
+
+    def slice_raw(self, chunk: Chunk, codings: tuple[RawCoding, ...]) -> np.ndarray:
+        """The raw codes of a chunk's rows, one column per slice column
+        (:class:`core.local.slice_streamed.RawCoding`)."""
+        if not codings:
+            return np.zeros((chunk.rows, 0), dtype=np.int64)
+        return np.column_stack([coding.codes(self.slice_data(chunk, j))
+                                for j, coding in enumerate(codings)])
+
+    def numeric_slices(self) -> list[int]:
+        return [j for j, c in enumerate(self.slice_columns) if c.kind == "numeric"]
+
+    def order_vectors(self, chunk: Chunk, key: tuple) -> np.ndarray:
+        """The values of an order-statistics vector on a chunk: a confidence series
+        (:func:`vector_values`) or a numeric slice column's (:func:`order_keys`)."""
+        if key[0] == "slice-column":
+            return order_values(self.slice_data(chunk, key[1]), key)
+        return vector_values(chunk, key)[0]
 
     @property
     def series(self) -> list[tuple]:
@@ -246,16 +299,19 @@ class SumsTask:
         if len(spec.series) == 1:
             conf, outcome = series_values(rows.probs, rows.y, spec.series[0])
             spiegelhalter[:] = clinical_tests.spiegelhalter_sums(conf, outcome)
-        request = {key: (first_interval(0),) for key in spec.quantile_vectors()}
-        order = {key: OrderStatistics.part(request, key, vector_values(rows, key)[0])
+        request = {key: (first_interval(0),) for key in [
+            *spec.quantile_vectors(), *(k for j in spec.numeric_slices() for k in order_keys(j))]}
+        order = {key: OrderStatistics.part(request, key, spec.order_vectors(rows, key))
                  for key in request}
+        tallies = {j: ColumnTally.of(spec.slice_data(rows, j), spec.settings.slice_ranges)
+                   for j in spec.numeric_slices()}
         table_rows = np.arange(partition.start, partition.start + chunk.rows)
         sample = chunk.take(np.isin(table_rows, spec.sample, assume_unique=True))
         median_at = np.flatnonzero((spec.median >= start) & (spec.median < start + rows.rows))
         median = (spec.median[median_at], rows.take(spec.median[median_at] - start))
         return {"rows": row_sums, "notion": notion, "groups": groups,
                 "spiegelhalter": spiegelhalter, "moments": moments(rows.X[:, spec.feature_index]),
-                "order": order, "sample": sample, "median": median,
+                "order": order, "sample": sample, "median": median, "tallies": tallies,
                 "digests": [chunk_digest(chunk)], "notes": chunk.notes}
 
 
@@ -308,6 +364,8 @@ def merge_sums(total: dict, part: dict) -> dict:
             total["groups"][level][1][key].merge(sums)
     total["spiegelhalter"] = total["spiegelhalter"] + part["spiegelhalter"]
     total["moments"] = merge_moments(total["moments"], part["moments"])
+    total["tallies"] = {j: tally.merge(part["tallies"][j])
+                        for j, tally in total["tallies"].items()}
     total["order"] = merge_parts([total["order"], part["order"]])
     total["notes"] = total["notes"] + part["notes"]
     total["sample"] = concatenate([total["sample"], part["sample"]])
@@ -369,7 +427,7 @@ class KernelTask:
             grid.add(coordinates[piece], grid_columns(piece))
             test.add(Z[piece] / setup.skce_sigma, test_columns(piece))
             value.add(Z[piece] / setup.skce_sigma, R[piece], start + a)
-        order = {key: OrderStatistics.part(self.request, key, vector_values(rows, key)[0])
+        order = {key: OrderStatistics.part(self.request, key, spec.order_vectors(rows, key))
                  for key in self.request}
         return {"grid": grid, "test": test, "value": value, "order": order}
 
@@ -397,7 +455,7 @@ class OrderTask:
     def __call__(self, partition: Partition, frame: pd.DataFrame) -> dict:
         chunk = decode(frame, self.spec.schema, partition.start)
         rows, _ = self.spec.audited(chunk, partition)
-        return {key: OrderStatistics.part(self.request, key, vector_values(rows, key)[0])
+        return {key: OrderStatistics.part(self.request, key, self.spec.order_vectors(rows, key))
                 for key in self.request}
 
 
@@ -408,6 +466,7 @@ class QuantileTask:
     spec: Spec
     binnings: dict  # (vector, bins) → Binning
     groups: dict  # vector → StreamedGroups (Hosmer–Lemeshow)
+    codings: tuple[RawCoding, ...] = ()  # the slice columns' raw codings
 
     def __call__(self, partition: Partition, frame: pd.DataFrame) -> dict:
         spec = self.spec
@@ -422,7 +481,16 @@ class QuantileTask:
             sums.add(conf, outcome, binning.ids(conf), None if grouped else weights)
             binned[key, bins] = sums
         hl = {key: groups.part(*vector_values(rows, key)) for key, groups in self.groups.items()}
-        return {"binned": binned, "hl": hl}
+        return {"binned": binned, "hl": hl, "cells": slice_cells(spec, self.codings, rows, start)}
+
+
+def slice_cells(spec: Spec, codings: tuple[RawCoding, ...], rows: Chunk, start: int
+                ) -> CellSums:
+    """The slices' cell sums of a chunk's audited rows (the first of them the ``start``-th
+    audited row): :func:`core.local.slice_streamed.cell_sums`."""
+    targets = row_targets(rows.probs, rows.y, spec.slice_notion, spec.schema.classes)
+    return cell_sums(spec.slice_raw(rows, codings), tuple(c.size for c in codings),
+                     spec.settings.slice_depth, targets, row_hashes(start, rows.rows))
 
 
 def merge_quantiles(total: dict, part: dict) -> dict:
@@ -432,6 +500,7 @@ def merge_quantiles(total: dict, part: dict) -> dict:
         total["binned"][key].merge(sums)
     for key, value in part["hl"].items():
         total["hl"][key] = StreamedGroups.merge(total["hl"][key], value)
+    total["cells"] = total["cells"].merge(part["cells"])
     return total
 
 
@@ -498,22 +567,30 @@ def run_stream_audit(source: TableSource, mapping: ColumnMapping,
                                                      sample_rows)
     binnings, groups = quantile_plan(spec, sums, order)
     round_ = 0
-    while binnings is None:
+    while binnings is None or slice_edges_pending(spec, order):
         round_ += 1
         merged = run(f"Order statistics, round {round_ + 2}", OrderTask(spec, order.request()),
                      decode_columns(mapping), merge_orders, 0.75, 0.8)
         order.update(merged)
         binnings, groups = quantile_plan(spec, sums, order)
-    quantiles = run("Equal-mass bins and equal-size groups", QuantileTask(spec, binnings, groups),
+    codings = raw_codings(spec.slice_columns, sums["tallies"], order,
+                          settings.slice_ranges)
+    quantiles = run("Equal-mass bins, equal-size groups and slices",
+                    QuantileTask(spec, binnings, groups, codings),
                     decode_columns(mapping), merge_quantiles, 0.8, 0.9)
     report(0.9, "The seeded sample: smooth and curve metrics, LCB, LCE…")
     begun = time.perf_counter()
     result, sample = assemble(source, spec, sums, kernel, setup, quantiles, binnings, groups,
-                              lambda f, m: report(0.9 + 0.1 * f, m))
+                              codings, lambda f, m: report(0.9 + 0.1 * f, m))
     passes.append(("Sample sections", time.perf_counter() - begun))
     report(1.0, "Audit complete")
     return StreamedAudit(dataclasses.replace(
         result, stream=dataclasses.replace(result.stream, passes=tuple(passes))), sample)
+
+
+def slice_edges_pending(spec: Spec, order: OrderStatistics) -> bool:
+    """Whether a numeric slice column's quantile edges still need a round."""
+    return any(order.intervals.get(key) for j in spec.numeric_slices() for key in order_keys(j))
 
 
 def _runner(source: TableSource, progress: Progress | None, passes: list):
@@ -621,9 +698,35 @@ def make_spec(schema: StreamSchema, settings: AuditSettings, sample_rows: int) -
                   if name in chosen or name.split("=", 1)[0] in chosen)
     median = np.random.default_rng(0).choice(n_audited, MEDIAN_SAMPLE, replace=False) \
         if n_audited > MEDIAN_SAMPLE else np.arange(n_audited)
+    columns, sources = slice_columns_of(schema, chosen)
     return Spec(schema, settings, notion, class_index, tested,
                 settings.part if has_part else None, offsets, n_audited, index,
-                settings.n_bootstrap, row_sample(schema.n, sample_rows, settings.seed), median)
+                settings.n_bootstrap, row_sample(schema.n, sample_rows, settings.seed), median,
+                columns, sources, slice_notion_of(settings.slice_notion if not binary else None,
+                                                  binary))
+
+
+def slice_columns_of(schema: StreamSchema, features: tuple[str, ...]
+                     ) -> tuple[tuple[SliceColumn, ...], tuple[tuple[str, int, int], ...]]:
+    """The columns slices are cut on (:func:`core.audit.slice_names`: the audit features, then
+    the group attributes that are not among them) and where each lies in a chunk."""
+    offsets, at = {}, 0
+    for column in schema.mapping.features:
+        width = len(schema.levels[column]) if column in schema.categorical else 1
+        offsets[column] = (at, width)
+        at += width
+    columns, sources = [], []
+    for name in features:
+        first, width = offsets[name]
+        categorical = name in schema.categorical
+        columns.append(SliceColumn(name, "categorical" if categorical else "numeric",
+                                   schema.levels[name] if categorical else ()))
+        sources.append(("X", first, width))
+    for name in schema.mapping.groups:
+        if name not in features:
+            columns.append(SliceColumn(name, "categorical", schema.levels[name]))
+            sources.append(("group", 0, 0))
+    return tuple(columns), tuple(sources)
 
 
 def start_order(spec: Spec, sums: dict) -> OrderStatistics:
@@ -644,6 +747,11 @@ def start_order(spec: Spec, sums: dict) -> OrderStatistics:
             if key in spec.series and len(spec.series) == 1:
                 positions += list(group_boundaries(n))
         sizes[key], wanted[key] = n, positions
+    for j, tally in sums["tallies"].items():
+        if tally.distinct is None:  # quantile ranges: their edges' order statistics
+            negative, positive = order_keys(j)
+            sizes[negative], sizes[positive] = tally.negative, tally.rows - tally.negative
+            wanted.update(order_positions(tally, j, spec.settings.slice_ranges))
     order = OrderStatistics.start(sizes, wanted)
     order.update({key: part for key, part in sums["order"].items() if key in order.intervals})
     return order
@@ -722,10 +830,12 @@ def kernel_setup(spec: Spec, sums: dict) -> KernelSetup:
 EXACT = ("the reliability table, accuracy, Brier, log loss and the binned errors (ECE, MCE, "
          "ACE, debiased ECE)", "the Hosmer–Lemeshow and Spiegelhalter tests",
          "the group tables", "the SKCE, its consistency test and the KLCE bandwidth grid "
-         "(random Fourier features)")
+         "(random Fourier features)", "every slice's rows, counts, gaps, statistics and "
+         "intervals")
 SAMPLED = ("the smooth ECE, ICI, E50, E90, Emax, calibration slope and intercept, Brier and "
            "log-loss decompositions, cumulative metrics and their tests, Cox's test and the "
-           "SKCE block test", "LCB", "MLCE over γ", "the slice findings")
+           "SKCE block test", "LCB", "MLCE over γ", "the slice findings' max-|T| null "
+           "(consistency resamples of the sample's rows)")
 
 
 def on_sample(result, rows: int, total: int):
@@ -736,8 +846,8 @@ def on_sample(result, rows: int, total: int):
 
 
 def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: KernelSetup,
-             quantiles: dict, binnings: dict, groups: dict, progress: Progress
-             ) -> tuple[AuditResult, AuditData]:
+             quantiles: dict, binnings: dict, groups: dict, codings: tuple[RawCoding, ...],
+             progress: Progress) -> tuple[AuditResult, AuditData]:
     """The :class:`AuditResult` of the passes' sums and of the sample's sections."""
     settings, schema, n = spec.settings, spec.schema, spec.n_audited
     notion, series, n_bins = spec.notion, spec.series, settings.n_bins
@@ -798,9 +908,10 @@ def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: K
     progress(0.4, "The seeded sample: local bias…")
     bias = lcb_section(sample, features, settings.class_index, seed=settings.seed)
     bias = dataclasses.replace(bias, computation=bias.computation + sampled)
-    progress(0.5, "The seeded sample: slice findings…")
-    slices = slice_section(part, slice_names(sample, features), settings,
-                           progress=lambda f, msg: progress(0.5 + 0.1 * f, msg))
+    progress(0.5, "Slice findings: the max-|T| null on the seeded sample…")
+    slices = stream_slices(spec, sums, quantiles, codings,
+                           lambda f: progress(0.5 + 0.1 * f, "Slice findings: resampling "
+                                              f"{f:.0%} of the sample"))
     progress(0.6, "The seeded sample: MLCE over γ…")
     lce = lce_section(part, features, settings.embedding, settings.gamma, settings.seed,
                       progress=lambda f, msg: progress(0.6 + 0.4 * f, msg))
@@ -816,6 +927,31 @@ def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: K
                          spec.part or "all rows", features, reliability, grid, bias, lce,
                          slices, (info.describe(), *result_notes), info)
     return result, sample
+
+
+def slice_family(spec: Spec, quantiles: dict, codings: tuple[RawCoding, ...]
+                 ) -> StreamedFamily:
+    """The slices of the audited rows and their exact sums, from pass 4's cell sums."""
+    return streamed_family(codings, quantiles["cells"], spec.settings.slice_ranges,
+                           spec.settings.slice_depth, spec.n_audited)
+
+
+def stream_slices(spec: Spec, sums: dict, quantiles: dict, codings: tuple[RawCoding, ...],
+                  progress: Callable[[float], None] | None = None) -> SliceDiscovery:
+    """The findings of a streamed audit: every slice's sums over all audited rows, the
+    max-|T| null from the seeded sample's audited rows
+    (:func:`core.local.slice_streamed.streamed_discovery`)."""
+    settings = spec.settings
+    rows = sums["sample"]
+    if spec.part is not None:
+        rows = rows.take(rows.split == spec.part)
+    scores, targets = slice_targets(rows.probs, rows.y, spec.slice_notion, spec.schema.classes,
+                                    settings.slice_resamples)
+    return streamed_discovery(
+        slice_family(spec, quantiles, codings), spec.slice_raw(rows, codings), scores, targets,
+        alpha=settings.alpha, error_rate=settings.error_rate, notion=spec.slice_notion,
+        n_resamples=settings.slice_resamples, seed=settings.seed, n_rows=spec.n_audited,
+        progress=progress)
 
 
 def skce_row(value: SkceFourierSums, setup: KernelSetup, settings: AuditSettings
