@@ -538,9 +538,23 @@ def kernel_plan(computation: str, n: int, resamples: int, features: int, maps: i
         "would take"))
 
 
+def audited_model(mapping: ColumnMapping, model: str | None) -> ColumnMapping:
+    """The mapping with only the audited prediction set's columns (``model``, one of
+    ``mapping.model_names``; ``None``: the one in ``probs``): a streamed audit reads no other
+    model's columns."""
+    names = mapping.model_names
+    if model is None or model == names[0]:
+        return dataclasses.replace(mapping, model=names[0], models=())
+    sets = dict(mapping.models)
+    if model not in sets:
+        raise ValueError(f"Unknown model '{model}'; this table has {quote_list(list(names))}.")
+    return dataclasses.replace(mapping, probs=tuple(sets[model]), model=model, models=())
+
+
 def run_stream_audit(source: TableSource, mapping: ColumnMapping,
                      settings: AuditSettings | None = None, progress: Progress | None = None,
-                     sample_rows: int = SAMPLE_ROWS) -> StreamedAudit:
+                     sample_rows: int = SAMPLE_ROWS, model: str | None = None
+                     ) -> StreamedAudit:
     """Audit a table read partition by partition (module doc) at ``settings``.
 
     Parameters
@@ -555,12 +569,17 @@ def run_stream_audit(source: TableSource, mapping: ColumnMapping,
         ``progress(fraction, message)``, after every partition of every pass.
     sample_rows : int
         Rows of the seeded sample of the sections that are not sums over rows.
+    model : str, optional
+        Which of the mapping's prediction sets to audit (``mapping.model_names``; default the
+        one in ``probs``); only its columns are read.
 
     Returns
     -------
     StreamedAudit
     """
     settings = settings or AuditSettings()
+    several = len(mapping.model_names) > 1
+    mapping = audited_model(mapping, model)
     passes: list[tuple[str, float]] = []
     report, run = _runner(source, progress, passes)
     spec, sums, setup, kernel, order = kernel_passes(source, mapping, settings, run,
@@ -584,8 +603,13 @@ def run_stream_audit(source: TableSource, mapping: ColumnMapping,
                               codings, lambda f, m: report(0.9 + 0.1 * f, m))
     passes.append(("Sample sections", time.perf_counter() - begun))
     report(1.0, "Audit complete")
+    notes = result.notes
+    if several:
+        notes = (f"Audited model: '{mapping.model}' (columns {quote_list(list(mapping.probs))}); "
+                 "the table's other prediction sets were not read.", *notes)
     return StreamedAudit(dataclasses.replace(
-        result, stream=dataclasses.replace(result.stream, passes=tuple(passes))), sample)
+        result, notes=notes, stream=dataclasses.replace(result.stream, passes=tuple(passes))),
+        sample)
 
 
 def slice_edges_pending(spec: Spec, order: OrderStatistics) -> bool:

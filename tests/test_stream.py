@@ -266,3 +266,22 @@ def test_edgeworth_p_values_follow_the_exact_poisson_binomial_tail() -> None:
                               np.full(counts.size, kappa4))
     shown = (exact >= 1e-6) & (exact <= 0.5)
     np.testing.assert_allclose(mine[shown], exact[shown], rtol=0.05)
+
+
+def test_a_table_with_several_models_streams_the_audited_models_columns() -> None:
+    """Issue 23's prediction sets: the streamed audit of model 'b' reads b's column only and
+    equals the in-memory audit of ``with_model('b')``."""
+    frame = scale_table(1500, seed=5)
+    rng = np.random.default_rng(5)
+    frame["prob_b"] = np.clip(frame["prob"] + rng.normal(0, 0.05, len(frame)), 0.01, 0.99)
+    mapping = ColumnMapping(label="label", probs=("prob",), features=("age", "region"),
+                            groups=("region",), models=(("b", ("prob_b",)),))
+    settings = AuditSettings(part="all", n_bootstrap=10, grid_resamples=20, test_resamples=20,
+                             slice_resamples=50, computation="rff")
+    streamed = run_stream_audit(cut(frame, [700, 800]), mapping, settings, sample_rows=1000,
+                                model="b")
+    memory = run_audit(AuditData.from_mapping(frame, mapping).with_model("b"), settings)
+    assert_sums_equal(streamed, memory)
+    assert streamed.result.notes[0].startswith("Audited model: 'b' (columns 'prob_b')")
+    with pytest.raises(ValueError, match="Unknown model 'c'; this table has 'prob', 'b'"):
+        run_stream_audit(cut(frame, [1500]), mapping, settings, model="c")
