@@ -4,6 +4,8 @@ this machine, 10⁸ through a Dask cluster of `dask scheduler` / `dask worker` p
 
     .venv/bin/python -m benchmarks.streaming equality [--rows 1000000]
     .venv/bin/python -m benchmarks.streaming level [--reps 300] [--rows 100000]
+    .venv/bin/python -m benchmarks.streaming slices-level [--reps 300] [--rows 100000]
+        [--sample-rows 20000] [--resamples 200]
     .venv/bin/python -m benchmarks.streaming coverage [--reps 200] [--rows 20000]
     .venv/bin/python -m benchmarks.streaming large --rows 10000000 [--folder DIR]
     .venv/bin/python -m benchmarks.streaming large --rows 100000000 --workers 3 [--folder DIR]
@@ -14,7 +16,9 @@ this machine, 10⁸ through a Dask cluster of `dask scheduler` / `dask worker` p
 streamed statistic (the acceptance: 1e-10 for the sums over rows). ``level`` streams
 calibrated tables (``scale_table(local_bias=0)``: calibrated, locally too) and counts how
 often the KLCE grid's aggregated test and the SKCE consistency test reject at α = 0.05
-(binomial standard error √(0.05·0.95/R)). ``coverage`` draws tables of the same model,
+(binomial standard error √(0.05·0.95/R)). ``slices-level`` counts how often a streamed
+audit's findings flag a slice of a calibrated table (exact sums over all rows, the max-|T|
+null from a sample of them). ``coverage`` draws tables of the same model,
 computes the in-memory (multinomial) and streamed (Poisson) bootstrap intervals of every
 metric, and counts how often each holds the metric's value on 4,000,000 rows of the model
 (its population value, to about 1e-4). ``large`` writes the table chunk by chunk (never all
@@ -115,6 +119,20 @@ def equality(rows: int) -> None:
     add("KLCE grid p-values (25 and aggregated)",
         np.append(streamed.klce_grid.p_values.ravel(), streamed.klce_grid.aggregated.p_value),
         np.append(memory.klce_grid.p_values.ravel(), memory.klce_grid.aggregated.p_value), kind)
+    mine_slices, their_slices = (r.slices.table.sort_values(["slice", "class"])
+                                 for r in (streamed, memory))
+    same = list(mine_slices["slice"]) == list(their_slices["slice"])
+    rows_out.append({"statistic": f"slice family ({memory.slices.n_slices} slices: names, "
+                                  "parents, left out)", "kind": "enumeration",
+                     "max |streamed − in memory|": 0.0 if same and
+                     streamed.slices.family.parents == memory.slices.family.parents and
+                     streamed.slices.family.describe() == memory.slices.family.describe()
+                     else float("nan"), "≤ 1e-10": "yes" if same else "NO"})
+    if same:
+        add("slice rows", mine_slices["rows"], their_slices["rows"])
+        for column, name in (("observed", "slice Σy / rows"), ("predicted", "slice Σp / rows"),
+                             ("gap", "slice gap"), ("statistic", "slice T = Σ(y − p)/√Σp(1 − p)")):
+            add(name, mine_slices[column], their_slices[column])
     table = pd.DataFrame(rows_out)
     pd.set_option("display.width", 160)
     print(table.to_string(index=False))
@@ -153,6 +171,58 @@ def level(reps: int, rows: int, start: int) -> None:
         print(f"| {name} | {reps} | {rate:.3f} | {se:.4f} | "
               f"{'yes' if abs(rate - ALPHA) <= 2 * se else 'NO'} |")
     print(f"{time.perf_counter() - began:.0f} s in all; {load()}; settings {settings}")
+
+
+# --------------------------------------------------------------------------- slice findings
+
+
+def slices_level(reps: int, rows: int, sample_rows: int, resamples: int, start: int) -> None:
+    """How often a streamed audit flags a slice of a calibrated model: every slice's exact
+    sums over all rows, the max-|T| null from ``sample_rows`` of them (what
+    :func:`core.local.slice_streamed.streamed_discovery` does after the passes, whose sums
+    equal the in-memory ones: ``equality``), FWER and FDR at α = 0.05."""
+    from dataclasses import replace
+
+    from core.audit import slice_frame
+    from core.kernels.resampling import row_sample
+    from core.local.slice_discovery import finish_discovery, slice_targets
+    from core.local.slice_space import enumerate_slices
+    from core.local.slice_streamed import row_targets, sample_parts
+
+    flagged = {"fwer": 0, "fdr": 0}
+    began = time.perf_counter()
+    print(f"n = {rows:,}, null from a sample of {sample_rows:,}, B = {resamples}, {reps} "
+          f"calibrated tables (seeds {start}…); {load()}", flush=True)
+    names = (*SCALE_FEATURES, "region")
+    for rep in range(start, start + reps):
+        frame = scale_table(rows, seed=30_000 + rep, local_bias=0.0)
+        data = AuditData.from_mapping(frame, MAPPING)
+        family = enumerate_slices(slice_frame(data, tuple(dict.fromkeys(names))))
+        classes = data.classes
+        sums = family.incidence() @ row_targets(data.probs, data.y, "positive", classes)
+        sample = row_sample(rows, sample_rows, rep)
+        sample_family = replace(family, codes=family.codes[sample])
+        scores, targets = slice_targets(data.probs[sample], data.y[sample], "positive",
+                                        classes, resamples)
+        parts, null = sample_parts(sample_family, sums, scores, targets, resamples, rep)
+        for rate in flagged:
+            found = finish_discovery(sample_family, [dict(p) for p in parts], null, ALPHA,
+                                     rate, "positive", resamples, rep)
+            flagged[rate] += found.rejects()
+        done = rep - start + 1
+        if done % 25 == 0 or done == reps:
+            print(f"  {done} tables: FWER {flagged['fwer'] / done:.3f}, FDR "
+                  f"{flagged['fdr'] / done:.3f} ({time.perf_counter() - began:.0f} s)",
+                  flush=True)
+    se = np.sqrt(ALPHA * (1 - ALPHA) / reps)
+    print(f"{family.n_slices} slices ({family.describe()})")
+    print("| error rate | tables | any slice flagged at α = 0.05 | SE | at most 0.05 + 2 SE |")
+    print("|---|---:|---:|---:|---|")
+    for rate, count in flagged.items():
+        share = count / reps
+        print(f"| {rate.upper()} | {reps} | {share:.3f} | {se:.4f} | "
+              f"{'yes' if share <= ALPHA + 2 * se else 'NO'} |")
+    print(f"{time.perf_counter() - began:.0f} s in all; {load()}")
 
 
 # --------------------------------------------------------------------------- coverage
@@ -346,6 +416,12 @@ def main() -> None:
     lev.add_argument("--reps", type=int, default=300)
     lev.add_argument("--rows", type=int, default=100_000)
     lev.add_argument("--start", type=int, default=0)
+    sl = commands.add_parser("slices-level")
+    sl.add_argument("--reps", type=int, default=300)
+    sl.add_argument("--rows", type=int, default=100_000)
+    sl.add_argument("--sample-rows", type=int, default=20_000)
+    sl.add_argument("--resamples", type=int, default=200)
+    sl.add_argument("--start", type=int, default=0)
     cov = commands.add_parser("coverage")
     cov.add_argument("--reps", type=int, default=200)
     cov.add_argument("--rows", type=int, default=20_000)
@@ -361,6 +437,8 @@ def main() -> None:
         equality(args.rows)
     elif args.command == "level":
         level(args.reps, args.rows, args.start)
+    elif args.command == "slices-level":
+        slices_level(args.reps, args.rows, args.sample_rows, args.resamples, args.start)
     elif args.command == "coverage":
         coverage(args.reps, args.rows, args.resamples)
     elif args.command == "calibrate":

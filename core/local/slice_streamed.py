@@ -516,24 +516,35 @@ def streamed_discovery(family: StreamedFamily, sample_raw: np.ndarray, scores: R
     from ``scores`` — B consistency resamples of the sample's rows, whose raw codes are
     ``sample_raw`` and whose probabilities of each tested class are ``targets``."""
     sample = family.family_of(sample_raw)
-    sums = slice_sums(sample, scores, seed, progress)
+    parts, null = sample_parts(sample, family.sums, scores, targets, n_resamples, seed,
+                               progress)
+    scope = (f"Streamed: every slice's rows, counts, gaps, statistics and intervals are sums "
+             f"over all {n_rows:,} audited rows; the max-|T| null is drawn from B = "
+             f"{n_resamples:,} consistency resamples of a seeded sample of {sample.n:,} of "
+             "them, and the per-slice p-values are Edgeworth expansions of the exact "
+             "cumulants.")
+    return finish_discovery(sample, parts, null, alpha, error_rate, notion, n_resamples, seed,
+                            scope)
+
+
+def sample_parts(sample: SliceFamily, sums: np.ndarray, scores: RowScores,
+                 targets: list[tuple[str, np.ndarray]], n_resamples: int, seed: int,
+                 progress=None) -> tuple[list[dict], np.ndarray]:
+    """:func:`core.local.slice_discovery.finish_discovery`'s inputs: per tested class the
+    exact sums (``sums``, ``(K, classes × TARGET_SUMS)``; the slices' sizes are
+    ``sample.sizes``) with their p-values, and the ``(tests, B)`` null statistics of the
+    rows of ``sample`` (each slice standardised by the sample's own Σp(1 − p))."""
+    resampled = slice_sums(sample, scores, seed, progress)
     parts, nulls = [], []
+    sizes = sample.sizes.astype(np.float64)
     for t, (class_name, q) in enumerate(targets):
-        exact = family.sums[:, t * TARGET_SUMS:(t + 1) * TARGET_SUMS]
+        exact = sums[:, t * TARGET_SUMS:(t + 1) * TARGET_SUMS]
         counts, mean, variance, kappa3, kappa4 = (exact[:, k] for k in range(TARGET_SUMS))
-        sizes = family.sizes.astype(np.float64)
         parts.append({"class": class_name, "rows": sizes, "mean": mean, "variance": variance,
                       "counts": counts,
                       "p_value": edgeworth_p_values(sizes, counts, mean, variance, kappa3,
                                                     kappa4)})
         _, sample_mean, sample_variance = slice_moments(sample.chunks, q)
-        block = sums[:, t * (n_resamples + 1):(t + 1) * (n_resamples + 1)]
+        block = resampled[:, t * (n_resamples + 1):(t + 1) * (n_resamples + 1)]
         nulls.append(standardized(block[:, 1:], sample_mean, sample_variance))
-    scope = (f"Streamed: every slice's rows, counts, gaps, statistics and intervals are sums "
-             f"over all {n_rows:,} audited rows; the max-|T| null is drawn from B = "
-             f"{n_resamples:,} consistency resamples of a seeded sample of {sample.n:,} of "
-             "them, and the per-slice p-values are Edgeworth-corrected normal tails of the "
-             "exact moments.")
-    null = np.concatenate(nulls) if nulls else np.zeros((0, n_resamples))
-    return finish_discovery(sample, parts, null, alpha, error_rate, notion, n_resamples, seed,
-                            scope)
+    return parts, (np.concatenate(nulls) if nulls else np.zeros((0, n_resamples)))
