@@ -7,8 +7,10 @@ this machine, 10⁸ through a Dask cluster of `dask scheduler` / `dask worker` p
     .venv/bin/python -m benchmarks.streaming slices-level [--reps 300] [--rows 100000]
         [--sample-rows 20000] [--resamples 200]
     .venv/bin/python -m benchmarks.streaming coverage [--reps 200] [--rows 20000]
+    .venv/bin/python -m benchmarks.streaming large --rows 1000000 --single-file
     .venv/bin/python -m benchmarks.streaming large --rows 10000000 [--folder DIR]
     .venv/bin/python -m benchmarks.streaming large --rows 100000000 --workers 3 [--folder DIR]
+    .venv/bin/python -m benchmarks.streaming profile [--rows 1000000]
     .venv/bin/python -m benchmarks.streaming calibrate
 
 ``equality`` writes :func:`core.data.simulations.scale_table` to Parquet (row groups of
@@ -286,18 +288,24 @@ def write_folder(folder: Path, rows: int) -> None:
                                                      index=False, row_group_size=ROW_GROUP)
 
 
-def large(rows: int, workers: int, folder: Path | None, keep: bool) -> None:
+def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool = False
+          ) -> None:
     import psutil
 
     base = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ca-stream-"))
-    data, out = base / f"scale-{rows}", base / "report"
+    data, out = base / (f"scale-{rows}.parquet" if single else f"scale-{rows}"), base / "report"
     began = time.perf_counter()
     if not data.exists():
-        write_folder(data, rows)
+        if single:  # one file: audited in memory up to 2,000,000 rows
+            scale_table(rows).to_parquet(data, index=False, row_group_size=ROW_GROUP)
+        else:
+            write_folder(data, rows)
+    files = [data] if single else list(data.iterdir())
     print(f"wrote {rows:,} rows to {data} in {time.perf_counter() - began:.0f} s "
-          f"({sum(f.stat().st_size for f in data.iterdir()) / 2**30:.2f} GiB); {load()}",
+          f"({sum(f.stat().st_size for f in files) / 2**30:.2f} GiB); {load()}",
           flush=True)
-    processes, command = [], [str(Path(sys.executable).parent / "calibration-atlas"), "audit",
+    processes, command = [], [str(Path(sys.executable).parent / "calibration-atlas"),
+                              "audit",
                               str(data), "--label", "label", "--prob", "prob", "--features",
                               ",".join(SCALE_FEATURES), "--groups", "region", "--out", str(out),
                               "--formats", "png,html"]
@@ -359,8 +367,37 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool) -> None:
             except subprocess.TimeoutExpired:
                 process.kill()
         if not keep:
+            if single:
+                data.unlink(missing_ok=True)
             shutil.rmtree(base if folder is None else data, ignore_errors=True)
             shutil.rmtree(out, ignore_errors=True)
+
+
+def profile_audit(rows: int, top: int) -> None:
+    """The 10⁶-row command's work, one piece after another (the command runs the Reliability
+    page's numbers beside the local pages'), under pyinstrument: what takes the time."""
+    from pyinstrument import Profiler
+
+    from core import cli
+    from core.audit import Sections
+    from core.report import build_report
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "scale.parquet"
+        scale_table(rows).to_parquet(path, index=False, row_group_size=ROW_GROUP)
+        options = cli.build_parser().parse_args(
+            ["audit", str(path), "--label", "label", "--prob", "prob", "--features",
+             ",".join(SCALE_FEATURES), "--groups", "region", "--formats", "png,html"])
+        print(f"n = {rows:,}; {load()}", flush=True)
+        profiler = Profiler()
+        profiler.start()
+        data = cli.load_audit(options)
+        result = run_audit(data, cli.settings_for(options, data), sections=Sections())
+        build_report(result, data, formats=("png", "html"), shared_plotly=True)
+        profiler.stop()
+    text = profiler.output_text(unicode=True, color=False, show_all=False)
+    print("\n".join(text.splitlines()[:top]))
+    print(load())
 
 
 def calibrate() -> None:
@@ -431,6 +468,11 @@ def main() -> None:
     big.add_argument("--workers", type=int, default=0)
     big.add_argument("--folder", type=Path, default=None)
     big.add_argument("--keep", action="store_true", help="keep the generated data")
+    big.add_argument("--single-file", action="store_true",
+                     help="one Parquet file (audited in memory up to 2,000,000 rows)")
+    prof = commands.add_parser("profile")
+    prof.add_argument("--rows", type=int, default=1_000_000)
+    prof.add_argument("--top", type=int, default=70)
     commands.add_parser("calibrate")
     args = parser.parse_args()
     if args.command == "equality":
@@ -441,10 +483,12 @@ def main() -> None:
         slices_level(args.reps, args.rows, args.sample_rows, args.resamples, args.start)
     elif args.command == "coverage":
         coverage(args.reps, args.rows, args.resamples)
+    elif args.command == "profile":
+        profile_audit(args.rows, args.top)
     elif args.command == "calibrate":
         calibrate()
     else:
-        large(args.rows, args.workers, args.folder, args.keep)
+        large(args.rows, args.workers, args.folder, args.keep, args.single_file)
 
 
 if __name__ == "__main__":
