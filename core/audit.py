@@ -797,6 +797,7 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     # by side (each uses both cores only part of the time); an app's cached sections and a
     # cluster or GPU engine run one after the other.
     if concurrent:
+        tick()  # the start (0), before either lane reports
         reliability, (grid, bias, slices, lce) = in_threads(
             lambda lane_: reliability_lane() if lane_ == "reliability" else local_lane(),
             ["reliability", "local"], tick=tick)
