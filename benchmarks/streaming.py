@@ -288,8 +288,8 @@ def write_folder(folder: Path, rows: int) -> None:
                                                      index=False, row_group_size=ROW_GROUP)
 
 
-def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool = False
-          ) -> None:
+def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool = False,
+          formats: str | None = "png,html") -> None:
     import psutil
 
     base = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ca-stream-"))
@@ -308,7 +308,7 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
                               "audit",
                               str(data), "--label", "label", "--prob", "prob", "--features",
                               ",".join(SCALE_FEATURES), "--groups", "region", "--out", str(out),
-                              "--formats", "png,html"]
+                              *(["--formats", formats] if formats else [])]
     try:
         if workers:
             port = 8786 + (os.getpid() % 1000)
@@ -468,6 +468,8 @@ def main() -> None:
     big.add_argument("--workers", type=int, default=0)
     big.add_argument("--folder", type=Path, default=None)
     big.add_argument("--keep", action="store_true", help="keep the generated data")
+    big.add_argument("--formats", default="png,html",
+                     help="the command's --formats ('' for its default, all four)")
     big.add_argument("--single-file", action="store_true",
                      help="one Parquet file (audited in memory up to 2,000,000 rows)")
     prof = commands.add_parser("profile")
@@ -488,7 +490,7 @@ def main() -> None:
     elif args.command == "calibrate":
         calibrate()
     else:
-        large(args.rows, args.workers, args.folder, args.keep, args.single_file)
+        large(args.rows, args.workers, args.folder, args.keep, args.single_file, args.formats)
 
 
 if __name__ == "__main__":

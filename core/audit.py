@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from core import local, metrics
 from core.data.audit_data import AuditData
@@ -735,6 +736,14 @@ def curve_computation(curve: pd.DataFrame) -> str:
 # --------------------------------------------------------------------------- the audit
 
 
+def reliability_in_process(data: AuditData, settings: AuditSettings) -> ReliabilitySection:
+    """:func:`reliability_section` in a process of its own beside the local pages' (BLAS held
+    to one thread: a BLAS call split over threads stalls while the other process holds the
+    cores)."""
+    with threadpool_limits(limits=1, user_api="blas"):
+        return reliability_section(data, settings)
+
+
 def run_audit(audit: AuditData, settings: AuditSettings | None = None,
               progress: Progress | None = None,
               sections: Sections | None = None, processes: bool = False) -> AuditResult:
@@ -819,8 +828,9 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     elif mode == "process":
         lane("reliability", 0.0, 1.0)(0.0, "Reliability: metrics, bootstrap intervals and "
                                            "tests (in a process of their own)…")
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            future = pool.submit(reliability_section, data, settings)
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool, \
+                threadpool_limits(limits=1, user_api="blas"):
+            future = pool.submit(reliability_in_process, data, settings)
             grid, bias, slices, lce = local_lane()
             lane("local", 1.0, 0.0)(0.0, "Reliability: metrics, bootstrap intervals and tests…")
             reliability = future.result()
