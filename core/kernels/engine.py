@@ -40,7 +40,6 @@ from __future__ import annotations
 import contextvars
 import functools
 import os
-import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -372,6 +371,7 @@ def _dask_partitions(client, task: Callable, source: object, partitions: list,
                      columns: list, merge: Callable[[object, object], object],
                      progress: Callable[[int, int], None] | None) -> object:
     from dask import delayed
+    from distributed import as_completed
 
     [shared] = client.scatter([task], broadcast=True, hash=False)
     kind = getattr(source, "kind", "parquet")
@@ -391,18 +391,9 @@ def _dask_partitions(client, task: Callable, source: object, partitions: list,
         level = [client.submit(merge, level[i], level[i + 1], pure=False)
                  if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
         merges += level
-    # progress by polling the futures' states, which the client's own thread keeps: the
-    # calling thread waits on nothing of the client's loop (distributed.as_completed, given a
-    # client that is not the default one, stopped delivering after 651 of 800 partitions)
-    reported = 0
-    while not level[0].done():
-        done = sum(1 for future in futures if future.done())
-        if progress is not None and done != reported:
+    for done, _ in enumerate(as_completed(futures, loop=client.loop), start=1):
+        if progress is not None:
             progress(done, len(partitions))
-            reported = done
-        time.sleep(0.25)
-    if progress is not None and reported != len(partitions):
-        progress(len(partitions), len(partitions))
     result = level[0].result()
     client.cancel([*futures, *merges, shared])
     return result
