@@ -328,8 +328,10 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
         print("running:", " ".join(command), flush=True)
         load_before = load()
         start = time.perf_counter()
-        child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                 text=True)
+        # the command's output goes to a file: a pipe read only at the end fills (64 KiB, about
+        # 650 progress lines) and blocks the command writing to it
+        log = open(base / "command.log", "w+")  # noqa: SIM115 — closed below
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True)
         watched = {"command": psutil.Process(child.pid)}
         for k, process in enumerate(processes[1:]):
             watched[f"worker {k + 1}"] = psutil.Process(process.pid)
@@ -344,7 +346,9 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
                 except psutil.Error:
                     continue
             time.sleep(0.2)
-        lines = child.stdout.read().splitlines()
+        log.seek(0)
+        lines = log.read().splitlines()
+        log.close()
         wall = time.perf_counter() - start
         for line in lines:
             if not line.startswith("audit  [") or "partitions" not in line or \
