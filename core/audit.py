@@ -27,14 +27,11 @@ Sections, in the order of the pages:
 
 from __future__ import annotations
 
-import multiprocessing
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from threadpoolctl import threadpool_limits
 
 from core import local, metrics
 from core.data.audit_data import AuditData
@@ -81,10 +78,6 @@ LCE_BINS = 15
 #: Most rows of the MLCE curve; beyond, a seeded sample of this many (the exact LCE sweep at
 #: small γ takes several seconds per γ at 10⁶ rows on two cores).
 LCE_ROWS = 200_000
-#: From this many audited rows :func:`run_audit` computes the Reliability page's numbers in a
-#: process of its own beside the local pages' (in threads the two take turns at Python's
-#: interpreter lock: 39 s instead of about 25 s at 10⁶ rows on two cores).
-PROCESS_ROWS = 200_000
 #: Most bootstrap resamples of the extended metrics (each refits every curve).
 EXTENDED_RESAMPLES = 100
 #: Above this many rows the Reliability page offers fewer bootstrap resamples by default.
@@ -736,17 +729,9 @@ def curve_computation(curve: pd.DataFrame) -> str:
 # --------------------------------------------------------------------------- the audit
 
 
-def reliability_in_process(data: AuditData, settings: AuditSettings) -> ReliabilitySection:
-    """:func:`reliability_section` in a process of its own beside the local pages' (BLAS held
-    to one thread: a BLAS call split over threads stalls while the other process holds the
-    cores)."""
-    with threadpool_limits(limits=1, user_api="blas"):
-        return reliability_section(data, settings)
-
-
 def run_audit(audit: AuditData, settings: AuditSettings | None = None,
               progress: Progress | None = None,
-              sections: Sections | None = None, processes: bool = False) -> AuditResult:
+              sections: Sections | None = None) -> AuditResult:
     """Compute every page's numbers for ``audit`` at ``settings`` (default: the pages').
 
     Parameters
@@ -759,11 +744,6 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
         ``progress(fraction, message)``, called as the sections finish.
     sections : Sections, optional
         Where each piece comes from (default: computed; the app passes its caches).
-    processes : bool, optional
-        From :data:`PROCESS_ROWS` audited rows, compute the Reliability page's numbers in a
-        process of their own (the command line's audit). Python starts that process by
-        *spawning*, so a script that asks for it must guard its own code with
-        ``if __name__ == "__main__":``.
 
     Returns
     -------
@@ -774,9 +754,6 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     concurrent = sections is None and engine.current().name == "threads"
     sections = sections or Sections()
     data, part = audit_part(audit, settings.part)
-    # side by side: the two lanes in threads, or (large data) the Reliability lane in a process
-    mode = "serial" if not concurrent else \
-        "process" if processes and data.n >= PROCESS_ROWS else "threads"
     features = feature_columns(audit, settings.features)
     # each lane's fraction done, and the latest message (a counter orders them)
     latest = {"reliability": (0.0, 0, "Reliability: metrics, bootstrap intervals and tests…"),
@@ -788,7 +765,7 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
         def report(fraction: float, message: str) -> None:
             counter[0] += 1
             latest[name] = (start + width * fraction, counter[0], message)
-            if mode != "threads":
+            if not concurrent:
                 tick()
         return report
 
@@ -816,25 +793,14 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
             message = max(latest.values(), key=lambda item: item[1])[2]
             progress(sum(weights[k] * latest[k][0] for k in latest), message)
 
-    # On this machine the Reliability page's numbers and the local pages' run side by side
-    # (each uses both cores only part of the time): in threads, or from PROCESS_ROWS rows in a
-    # process of their own (in threads the two hold Python's interpreter lock in turn); an
-    # app's cached sections and a cluster or GPU engine run one after the other.
-    if mode == "threads":
+    # On this machine's threads the Reliability page's numbers and the local pages' run side
+    # by side (each uses both cores only part of the time); an app's cached sections and a
+    # cluster or GPU engine run one after the other.
+    if concurrent:
         tick()  # the start (0), before either lane reports
         reliability, (grid, bias, slices, lce) = in_threads(
             lambda lane_: reliability_lane() if lane_ == "reliability" else local_lane(),
             ["reliability", "local"], tick=tick)
-    elif mode == "process":
-        lane("reliability", 0.0, 1.0)(0.0, "Reliability: metrics, bootstrap intervals and "
-                                           "tests (in a process of their own)…")
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool, \
-                threadpool_limits(limits=1, user_api="blas"):
-            future = pool.submit(reliability_in_process, data, settings)
-            grid, bias, slices, lce = local_lane()
-            lane("local", 1.0, 0.0)(0.0, "Reliability: metrics, bootstrap intervals and tests…")
-            reliability = future.result()
-        lane("reliability", 0.0, 1.0)(1.0, "Reliability: done")
     else:
         reliability = reliability_lane()
         grid, bias, slices, lce = local_lane()

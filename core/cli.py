@@ -548,7 +548,7 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
     start = time.perf_counter()
     bar = ProgressBar(stream, "audit ")
     try:
-        result = run_audit(audit, settings, progress=bar, processes=True)
+        result = run_audit(audit, settings, progress=bar)
     finally:
         bar.close()
     return finish(result, audit, settings, out, formats, stream, methods, start, fail_on,

@@ -389,27 +389,3 @@ def test_audit_with_members_reports_the_credal_test(ensemble_csv: Path, tmp_path
     assert cli.main(["audit", str(ensemble_csv), "--label", "y", "--prob", "p_mean",
                      "--member", "net", "--out", str(tmp_path / "x")]) == 2
     assert "a credal set needs at least two members" in capsys.readouterr().err
-
-
-def test_the_reliability_lane_in_a_process_gives_the_same_numbers(monkeypatch) -> None:
-    """From PROCESS_ROWS rows the command's audit computes the Reliability page's numbers in
-    a spawned process beside the local pages': the same values as one after the other, and
-    progress from 0 to 1 without going back."""
-    from core import audit as audit_module
-    from core.audit import Sections
-
-    monkeypatch.setattr(audit_module, "PROCESS_ROWS", 100)
-    data = AuditData.from_frame(audit_table(600), label="y", prob="p", features=["age", "sex"],
-                                groups=["grp"])
-    settings = AuditSettings(n_bootstrap=20, test_resamples=30, grid_resamples=20,
-                             slice_resamples=30)
-    progress: list[float] = []
-    spawned = run_audit(data, settings, progress=lambda f, m: progress.append(f),
-                        processes=True)
-    serial = run_audit(data, settings, sections=Sections())
-    columns = ["value", "ci_low", "ci_high"]
-    np.testing.assert_array_equal(spawned.reliability.metrics[columns].to_numpy(float),
-                                  serial.reliability.metrics[columns].to_numpy(float))
-    assert {k: t.p_value for k, t in spawned.reliability.tests.items()} == \
-        {k: t.p_value for k, t in serial.reliability.tests.items()}
-    assert progress[0] == 0.0 and progress[-1] == 1.0 and np.all(np.diff(progress) >= 0)
