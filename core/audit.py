@@ -36,8 +36,11 @@ import pandas as pd
 from core import local, metrics
 from core.data.audit_data import AuditData
 from core.data.validation import check_choice, check_count, check_positive
+from core.kernels import engine
 from core.kernels.computation import COMPUTATIONS, exact_seconds
 from core.kernels.computation import summary as computation_summary
+from core.kernels.engine import in_threads
+from core.kernels.resampling import row_sample
 from core.kernels.rff import TEST_FEATURES
 from core.kernels.spec import KernelSpec, one_vs_rest
 from core.local.embedding import (
@@ -72,6 +75,9 @@ PARTS = ("test", "calibration", "train", "all")
 CURVE_GAMMAS = tuple(float(g) for g in np.logspace(-3, 1.5, 13))
 #: Confidence bins of the LCE (the paper's 15 equal-width bins).
 LCE_BINS = 15
+#: Most rows of the MLCE curve; beyond, a seeded sample of this many (the exact LCE sweep at
+#: small γ takes several seconds per γ at 10⁶ rows on two cores).
+LCE_ROWS = 200_000
 #: Most bootstrap resamples of the extended metrics (each refits every curve).
 EXTENDED_RESAMPLES = 100
 #: Above this many rows the Reliability page offers fewer bootstrap resamples by default.
@@ -173,8 +179,36 @@ class LceSection:
 
 
 @dataclass(frozen=True)
+class StreamInfo:
+    """How a streamed audit (:func:`core.stream_audit.run_stream_audit`) read a table larger
+    than memory: its source, rows and partitions, the engine, the seeded sample of the
+    sections that are not sums over rows, and which numbers came from all rows and which
+    from the sample (one phrase each), the class balance of the audited rows and the time of
+    each pass."""
+
+    source: str
+    rows: int
+    partitions: int
+    engine: str
+    sample_rows: int
+    sample_fingerprint: str
+    exact: tuple[str, ...]
+    sampled: tuple[str, ...]
+    class_balance: pd.DataFrame = field(repr=False)
+    passes: tuple[tuple[str, float], ...] = ()
+
+    def describe(self) -> str:
+        """One sentence for a report: all rows for the sums, the sample for the rest."""
+        return (f"Streamed from {self.source} on {self.engine}: "
+                f"{'; '.join(self.exact)} over all audited rows; "
+                f"{'; '.join(self.sampled)} on a seeded sample of {self.sample_rows:,} of the "
+                f"{self.rows:,} rows.")
+
+
+@dataclass(frozen=True)
 class AuditResult:
-    """What :func:`run_audit` found, with the settings and the rows it used."""
+    """What :func:`run_audit` found, with the settings and the rows it used (``stream``: how a
+    streamed audit read its table, ``None`` in memory)."""
 
     settings: AuditSettings
     dataset: str
@@ -188,6 +222,7 @@ class AuditResult:
     lce: LceSection | None
     slices: SliceDiscovery
     notes: tuple[str, ...] = field(default=())
+    stream: StreamInfo | None = None
 
 
 # --------------------------------------------------------------------------- rows and inputs
@@ -203,7 +238,13 @@ def audit_part(audit: AuditData, part: str) -> tuple[AuditData, str]:
 
 def feature_columns(audit: AuditData, features: tuple[str, ...] | None) -> tuple[str, ...]:
     """The audit features used (``None``: every mapped feature), checked against the data."""
-    mapped = tuple(audit.feature_frame.columns)
+    return feature_columns_of(tuple(audit.feature_frame.columns), features)
+
+
+def feature_columns_of(mapped: tuple[str, ...], features: tuple[str, ...] | None
+                       ) -> tuple[str, ...]:
+    """:func:`feature_columns` against the ``mapped`` audit features (a streamed table's)."""
+    mapped = tuple(mapped)
     if features is None:
         return mapped
     unknown = [f for f in features if f not in mapped]
@@ -393,25 +434,77 @@ def group_diagnostics(audit: AuditData, group: str, notion: str, class_index: in
     return summary, tables
 
 
-def reliability_section(data: AuditData, settings: AuditSettings) -> ReliabilitySection:
-    """The Reliability page at ``settings`` on the audited rows ``data``."""
+def reliability_section(data: AuditData, settings: AuditSettings,
+                        sections: Sections | None = None) -> ReliabilitySection:
+    """The Reliability page at ``settings`` on the audited rows ``data`` (each piece from
+    ``sections``: computed, or a cache's)."""
+    sections = sections or Sections()
     notion = settings.notion or metrics.default_notion(data.probs)
     class_index = settings.class_index if notion == "classwise" else None
-    table = metrics.reliability_table(data.probs, data.y, n_bins=settings.n_bins,
-                                      strategy=settings.strategy, notion=notion,
-                                      interval=settings.interval, class_index=class_index)
-    summary = pd.concat([
-        metrics_with_skce(data.probs, data.y, notion, settings.n_bins, settings.strategy,
-                          settings.n_bootstrap, settings.bootstrap_method, settings.seed,
-                          settings.computation),
-        extended_metrics(data.probs, data.y, notion, class_index, settings.n_bootstrap,
-                         settings.bootstrap_method, settings.seed)], ignore_index=True)
-    tests = calibration_tests(data.probs, data.y, notion, class_index, settings.test_resamples,
-                              settings.seed, settings.computation)
-    bins = min(settings.n_bins, settings.group_bins)
-    groups = {g: group_diagnostics(data, g, notion, class_index, bins, settings.strategy)
+    table = sections.reliability_table(data, notion, class_index, settings)
+    summary = pd.concat([sections.metrics(data, notion, settings),
+                         sections.extended(data, notion, class_index, settings)],
+                        ignore_index=True)
+    tests = sections.tests(data, notion, class_index, settings)
+    groups = {g: sections.groups(data, g, notion, class_index, settings)
               for g in data.groups.columns}
     return ReliabilitySection(table, summary, tests, groups, notion)
+
+
+class Sections:
+    """The computations an audit is made of, one method a piece, each computing it.
+
+    :func:`run_audit` asks an instance for every piece. A subclass may answer from a cache:
+    the app's Export page passes the pages' own caches
+    (``dashboard.cache.diagnostics.PageSections``), so a report at the settings the pages
+    used reuses what they already computed instead of computing it again.
+    """
+
+    def reliability_table(self, data: AuditData, notion: str, class_index: int | None,
+                          settings: AuditSettings) -> pd.DataFrame:
+        return metrics.reliability_table(data.probs, data.y, n_bins=settings.n_bins,
+                                         strategy=settings.strategy, notion=notion,
+                                         interval=settings.interval, class_index=class_index)
+
+    def metrics(self, data: AuditData, notion: str, settings: AuditSettings) -> pd.DataFrame:
+        return metrics_with_skce(data.probs, data.y, notion, settings.n_bins,
+                                 settings.strategy, settings.n_bootstrap,
+                                 settings.bootstrap_method, settings.seed,
+                                 settings.computation)
+
+    def extended(self, data: AuditData, notion: str, class_index: int | None,
+                 settings: AuditSettings) -> pd.DataFrame:
+        return extended_metrics(data.probs, data.y, notion, class_index, settings.n_bootstrap,
+                                settings.bootstrap_method, settings.seed)
+
+    def tests(self, data: AuditData, notion: str, class_index: int | None,
+              settings: AuditSettings) -> dict[str, TestResult]:
+        return calibration_tests(data.probs, data.y, notion, class_index,
+                                 settings.test_resamples, settings.seed, settings.computation)
+
+    def groups(self, data: AuditData, group: str, notion: str, class_index: int | None,
+               settings: AuditSettings) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
+        return group_diagnostics(data, group, notion, class_index,
+                                 min(settings.n_bins, settings.group_bins), settings.strategy)
+
+    def klce_grid(self, data: AuditData, features: tuple[str, ...], settings: AuditSettings,
+                  progress: Progress | None = None) -> GridTestResult:
+        return klce_grid(data, features, settings.class_index, settings.null,
+                         settings.grid_resamples, settings.seed, progress=progress,
+                         computation=settings.computation, n_features=settings.grid_features)
+
+    def lcb(self, audit: AuditData, features: tuple[str, ...],
+            settings: AuditSettings) -> LcbSection:
+        return lcb_section(audit, features, settings.class_index)
+
+    def slices(self, data: AuditData, names: tuple[str, ...], settings: AuditSettings,
+               progress: Progress | None = None) -> SliceDiscovery:
+        return slice_section(data, names, settings, progress=progress)
+
+    def lce(self, data: AuditData, features: tuple[str, ...], settings: AuditSettings,
+            progress: Progress | None = None) -> LceSection | None:
+        return lce_section(data, features, settings.embedding, settings.gamma, settings.seed,
+                           progress=progress)
 
 
 # --------------------------------------------------------------------------- local
@@ -466,13 +559,16 @@ def numeric_features(audit: AuditData, features: tuple[str, ...]) -> list[str]:
 
 
 def lcb_section(audit: AuditData, features: tuple[str, ...], class_index: int | None,
-                computation: str = "auto", seed: int = 0) -> LcbSection:
+                computation: str = "auto", seed: int = 0, select=None,
+                estimate_with=None) -> LcbSection:
     """The Local bias page's defaults: cross-validated bandwidths and the LCB of the query
-    rows (exact, or sampled on large data: :func:`lcb_estimate`)."""
+    rows (exact, or sampled on large data: :func:`lcb_estimate`). ``select`` and
+    ``estimate_with`` replace :func:`lcb_bandwidths` and :func:`lcb_estimate` (the app's
+    caches of them)."""
     reference, query, how = reference_and_query(audit)
-    sigma_p, sigma_x, cv_table = lcb_bandwidths(reference, features, class_index)
-    estimate = lcb_estimate(reference, query, features, class_index, sigma_p, sigma_x,
-                            computation, seed)
+    sigma_p, sigma_x, cv_table = (select or lcb_bandwidths)(reference, features, class_index)
+    estimate = (estimate_with or lcb_estimate)(reference, query, features, class_index, sigma_p,
+                                               sigma_x, computation, seed)
     spec = KernelSpec(sigma_p, sigma_x, class_index=tested_class(audit, class_index))
     return LcbSection(estimate.values, spec, cv_table, how, estimate.rows,
                       estimate.describe(), estimate.plan.exact_seconds)
@@ -572,14 +668,24 @@ def feature_map(data: AuditData, features: tuple[str, ...], method: str, seed: i
     return landscape_coordinates(embedding.coords), embedding
 
 
+def lce_rows(n: int, seed: int = 0) -> np.ndarray | None:
+    """The rows of the MLCE curve: all (``None``) up to :data:`LCE_ROWS`, else a seeded
+    sample of that many (:func:`core.kernels.resampling.row_sample`)."""
+    return None if n <= LCE_ROWS else row_sample(n, LCE_ROWS, seed)
+
+
 def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: float,
                 seed: int = 0, progress: Progress | None = None,
-                computation: str = "auto") -> LceSection | None:
+                computation: str = "auto", map_with=None, curve_with=None
+                ) -> LceSection | None:
     """MLCE over γ (Luo et al. Fig. 1) on a map of the audit features; ``None`` when no
     audit feature is chosen. ``computation`` is the LCE method
     (:func:`core.local.lce_plan.plan_method`:
     ``"auto"`` keeps exact sums on small data and takes the binned grid or the exact sweep on
-    large data)."""
+    large data). The map is fitted to every row; beyond :data:`LCE_ROWS` rows the curve is
+    computed on a seeded sample of them (:func:`lce_rows`, the LCE landscape page's too), and
+    the section says so. ``map_with`` and ``curve_with`` replace :func:`feature_map` and
+    :func:`core.local.lce_estimate.mlce_curve` (the app's caches of them)."""
     if not features:
         return None
 
@@ -587,17 +693,23 @@ def lce_section(data: AuditData, features: tuple[str, ...], method: str, gamma: 
         if progress is not None:
             progress(fraction, message)
 
-    coords, embedding = feature_map(data, features, method, seed,
-                                    lambda f, m: report(0.2 * f, m))
+    coords, embedding = (map_with or feature_map)(data, features, method, seed,
+                                                  lambda f, m: report(0.2 * f, m))
     conf, correct = metrics.confidence_outcome(data.probs, data.y, "top-label")
+    rows = lce_rows(data.n, seed)
+    if rows is not None:
+        conf, correct, coords = conf[rows], correct[rows], coords[rows]
     gammas = sorted({*CURVE_GAMMAS, float(gamma)})
-    curve = mlce_curve(conf, correct, coords, gammas, n_bins=LCE_BINS, method=computation,
-                       progress=lambda f, m: report(0.2 + 0.8 * f, m))
+    curve = (curve_with or mlce_curve)(conf, correct, coords, gammas, n_bins=LCE_BINS,
+                                       method=computation,
+                                       progress=lambda f, m: report(0.2 + 0.8 * f, m))
     at = float(curve.loc[np.isclose(curve["gamma"], gamma), "mlce"].iloc[0])
     mce = metrics.mce(data.probs, data.y, LCE_BINS, "uniform", notion="top-label")
     described = "the standardised feature" if embedding is None else \
         f"a 2-D {method.upper() if method == 'pca' else method} map of the standardised features"
-    return LceSection(curve, at, mce, described, curve_computation(curve))
+    sampled = "" if rows is None else \
+        f" The curve is computed on a seeded sample of {rows.size:,} of the {data.n:,} rows."
+    return LceSection(curve, at, mce, described, curve_computation(curve) + sampled)
 
 
 def curve_computation(curve: pd.DataFrame) -> str:
@@ -618,7 +730,8 @@ def curve_computation(curve: pd.DataFrame) -> str:
 
 
 def run_audit(audit: AuditData, settings: AuditSettings | None = None,
-              progress: Progress | None = None) -> AuditResult:
+              progress: Progress | None = None,
+              sections: Sections | None = None) -> AuditResult:
     """Compute every page's numbers for ``audit`` at ``settings`` (default: the pages').
 
     Parameters
@@ -629,6 +742,8 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
         What to compute; the defaults are the pages' defaults.
     progress : callable, optional
         ``progress(fraction, message)``, called as the sections finish.
+    sections : Sections, optional
+        Where each piece comes from (default: computed; the app passes its caches).
 
     Returns
     -------
@@ -636,31 +751,63 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
         The sections with the settings and the rows they used.
     """
     settings = settings or AuditSettings()
-
-    def report(fraction: float, message: str) -> None:
-        if progress is not None:
-            progress(fraction, message)
-
+    concurrent = sections is None and engine.current().name == "threads"
+    sections = sections or Sections()
     data, part = audit_part(audit, settings.part)
     features = feature_columns(audit, settings.features)
-    report(0.0, "Reliability: metrics, bootstrap intervals and tests…")
-    reliability = reliability_section(data, settings)
-    report(0.25, "Trust test: KLCE² over the bandwidth grid…")
-    grid = klce_grid(data, features, settings.class_index, settings.null,
-                     settings.grid_resamples, settings.seed,
-                     progress=lambda f, m: report(0.25 + 0.35 * f, f"Trust test: {m}"),
-                     computation=settings.computation, n_features=settings.grid_features)
-    report(0.6, "Local bias: cross-validated bandwidths and LCB…")
-    bias = lcb_section(audit, features, settings.class_index)
-    report(0.7, "Findings: slices and their resamples…")
-    slices = slice_section(data, slice_names(audit, features), settings,
-                           progress=lambda f, m: report(0.7 + 0.1 * f, f"Findings: {m}"))
-    report(0.8, "LCE landscape: map of the audit features and MLCE over γ…")
-    lce = lce_section(data, features, settings.embedding, settings.gamma, settings.seed,
-                      progress=lambda f, m: report(0.8 + 0.18 * f, m))
+    # each lane's fraction done, and the latest message (a counter orders them)
+    latest = {"reliability": (0.0, 0, "Reliability: metrics, bootstrap intervals and tests…"),
+              "local": (0.0, 0, "Trust test: KLCE² over the bandwidth grid…")}
+    weights = {"reliability": 0.4, "local": 0.6}
+    counter = [0]
+
+    def lane(name: str, start: float, width: float):
+        def report(fraction: float, message: str) -> None:
+            counter[0] += 1
+            latest[name] = (start + width * fraction, counter[0], message)
+            if not concurrent:
+                tick()
+        return report
+
+    def reliability_lane() -> ReliabilitySection:
+        done = lane("reliability", 0.0, 1.0)
+        done(0.0, "Reliability: metrics, bootstrap intervals and tests…")
+        section = reliability_section(data, settings, sections)
+        done(1.0, "Reliability: done")
+        return section
+
+    def local_lane() -> tuple:
+        grid = sections.klce_grid(data, features, settings,
+                                  lambda f, m: lane("local", 0.0, 0.4)(f, f"Trust test: {m}"))
+        lane("local", 0.4, 0.0)(0.0, "Local bias: cross-validated bandwidths and LCB…")
+        bias = sections.lcb(audit, features, settings)
+        slices = sections.slices(data, slice_names(audit, features), settings,
+                                 lambda f, m: lane("local", 0.5, 0.15)(f, f"Findings: {m}"))
+        lane("local", 0.65, 0.0)(0.0, "LCE landscape: map of the audit features and MLCE "
+                                      "over γ…")
+        lce = sections.lce(data, features, settings, lane("local", 0.65, 0.35))
+        return grid, bias, slices, lce
+
+    def tick() -> None:
+        if progress is not None:
+            message = max(latest.values(), key=lambda item: item[1])[2]
+            progress(sum(weights[k] * latest[k][0] for k in latest), message)
+
+    # On this machine's threads the Reliability page's numbers and the local pages' run side
+    # by side (each uses both cores only part of the time); an app's cached sections and a
+    # cluster or GPU engine run one after the other.
+    if concurrent:
+        tick()  # the start (0), before either lane reports
+        reliability, (grid, bias, slices, lce) = in_threads(
+            lambda lane_: reliability_lane() if lane_ == "reliability" else local_lane(),
+            ["reliability", "local"], tick=tick)
+    else:
+        reliability = reliability_lane()
+        grid, bias, slices, lce = local_lane()
     notes = () if features else ("No audit features are mapped: the KLCE test uses the "
                                  "prediction kernel only and there is no LCE landscape.",)
-    report(1.0, "Audit complete")
+    if progress is not None:
+        progress(1.0, "Audit complete")
     return AuditResult(settings, audit.name, audit.fingerprint, data.n, part, features,
                        reliability, grid, bias, lce, slices, notes)
 

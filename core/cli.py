@@ -6,7 +6,8 @@
         [--features COL,...] [--groups COL,...] [--split COL] [--out DIR]
         [--formats png,svg,pdf,html] [--resamples B] [--seed S] [--alpha A]
         [--error-rate fwer|fdr] [--slice-depth 1|2|3] [--fail-on local|slices|any]
-        [--member COL[,COL...] ...] [--dask ADDRESS | --engine NAME]
+        [--member COL[,COL...] ...] [--stream] [--sample-rows N]
+        [--dask ADDRESS | --engine NAME]
     calibration-atlas demo [--out DIR] [--dask ADDRESS | --engine NAME]
     calibration-atlas credal DATA --label COL --member COL[,COL...] --member ...
         [--features COL,...] [--estimator ce2|cekl|skce]
@@ -30,6 +31,11 @@ the app would show (the column, the rows, the fix) and no traceback; 1 when writ
 report fails (a full disk, a browser that crashes) — and 1 when ``--fail-on`` names a verdict
 that rejects at α (the report is written first), so a CI pipeline can gate a model on its
 audit.
+
+A folder of Parquet files, a Parquet file of more than :data:`STREAM_ROWS` rows, or any Parquet
+input with ``--stream`` is audited partition by partition
+(:func:`core.stream_audit.run_stream_audit`): the same report, progress per partition, and
+with ``--dask ADDRESS`` every partition is one task on the cluster.
 """
 
 from __future__ import annotations
@@ -47,12 +53,15 @@ from typing import TextIO
 import numpy as np
 import pandas as pd
 
-from core.audit import AuditResult, AuditSettings, run_audit
+from core.audit import AuditResult, AuditSettings, default_bootstrap, run_audit
+from core.audit import settings_for as audit_settings_for
 from core.compare import CRITERIA, CompareSettings
 from core.data.audit_data import AuditData
 from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
+from core.data.mapping import ColumnMapping
 from core.data.problems import DataError
 from core.data.readers import read_table
+from core.data.stream import open_source
 from core.data.validation import check_choice, check_fraction
 from core.ensembles import ESTIMATORS, NULLS
 from core.ensembles.summary import (
@@ -70,9 +79,12 @@ from core.report import build_report, check_formats, write_report
 from core.report.comparison import build_comparison_report
 from core.report.export import ExportError, renderer
 from core.report.schema import credal_record, csv_text, jsonable
+from core.stream_audit import SAMPLE_ROWS, run_stream_audit
 
 PROG = "calibration-atlas"
 DEFAULT_OUT = "calibration-atlas-report"
+#: A Parquet file of more rows than this is streamed partition by partition.
+STREAM_ROWS = 2_000_000
 #: Verdicts --fail-on can gate on.
 GATES = ("local", "slices", "any")
 BAR_WIDTH = 30
@@ -95,13 +107,17 @@ examples:
       --out audit-2026-11 --formats png,pdf --resamples 1000 --seed 7
   calibration-atlas audit scores.csv --label y --prob p --features age,region \\
       --formats html --fail-on slices          # a CI gate: exit 1 if a slice is flagged
+  calibration-atlas audit clicks/ --label clicked --prob p_click --features hour,region \\
+      --groups region --dask tcp://10.0.0.5:8786
   calibration-atlas audit ensemble.csv --label y --prob p_mean --features x \\
       --member p_net --member p_tree --member p_boost
 
 writes DIR/report.html, DIR/report.pdf (when Chromium exists), DIR/results.json,
-DIR/figures/<figure>.<format> and DIR/tables/<table>.csv. Exit status: 0 success,
-2 bad input (the message names the column and rows), 1 the report could not be written or
-the --fail-on verdict rejects at alpha (the report is written first)."""
+DIR/figures/<figure>.<format> and DIR/tables/<table>.csv. A folder of Parquet files (or a
+Parquet file of more than 2,000,000 rows, or --stream) is read partition by partition.
+Exit status: 0 success, 2 bad input (the message names the column and rows), 1 the report
+could not be written or the --fail-on verdict rejects at alpha (the report is written
+first)."""
 
 DEMO_EPILOG = f"""\
 example:
@@ -195,8 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=DESCRIPTION, epilog=AUDIT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     audit.add_argument("data", metavar="DATA", type=Path,
-                       help="CSV, TSV or Parquet file, one row per prediction; "
-                            "example: predictions.csv")
+                       help="CSV, TSV or Parquet file, one row per prediction, or a folder of "
+                            "Parquet files (streamed); example: predictions.csv")
     audit.add_argument("--label", metavar="COL", required=True,
                        help="column of the observed class; example: --label defaulted")
     probs = audit.add_mutually_exclusive_group(required=True)
@@ -234,6 +250,18 @@ def build_parser() -> argparse.ArgumentParser:
                             "seeded one is made) for the report's recalibration section; "
                             f"choices: {', '.join(RECALIBRATORS)}; "
                             "example: --recalibrate temperature,isotonic,lore")
+    audit.add_argument("--stream", action="store_true",
+                       help="read the table partition by partition (Parquet row groups), "
+                            "for tables larger than memory; automatic for a folder and for a "
+                            f"Parquet file of more than {STREAM_ROWS:,} rows. Sums over rows "
+                            "are exact, the kernel tests use random features, the rest runs "
+                            "on a seeded sample; with --dask, every partition is one task on "
+                            "the cluster; example: --stream")
+    audit.add_argument("--sample-rows", metavar="N", type=whole_number(1000),
+                       default=SAMPLE_ROWS,
+                       help="rows of the seeded sample of a streamed audit (smooth and curve "
+                            f"metrics, LCB, LCE, figures; default {SAMPLE_ROWS:,}); "
+                            "example: --sample-rows 500000")
     audit.add_argument("--seed", metavar="S", type=whole_number(0), default=0,
                        help="seed of the bootstrap, the resampling tests, the embedding and the "
                             "trend bands, for a reproducible report "
@@ -401,10 +429,11 @@ def add_compare_command(commands) -> None:
 
 class ProgressBar:
     """A text progress bar on ``stream``: redrawn in place (``\\r``) on a terminal, one line
-    per step elsewhere (a log file, a CI job)."""
+    per step elsewhere (a log file, a CI job) — per message with ``every_message`` (a
+    streamed audit: a line per partition)."""
 
-    def __init__(self, stream: TextIO, label: str) -> None:
-        self.stream, self.label = stream, label
+    def __init__(self, stream: TextIO, label: str, every_message: bool = False) -> None:
+        self.stream, self.label, self.every_message = stream, label, every_message
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.last_message = ""
         self.last_fraction = -1.0
@@ -418,7 +447,8 @@ class ProgressBar:
             self.stream.write("\r" + (bar + message)[:110].ljust(110))
             self.drawn = True
         elif (message.split(":")[0] != self.last_message.split(":")[0]
-              or fraction - self.last_fraction >= 0.1 or fraction == 1.0):
+              or fraction - self.last_fraction >= 0.1 or fraction == 1.0
+              or (self.every_message and message != self.last_message)):
             # a log gets one line per step, or per tenth of the way
             self.stream.write(bar + message + "\n")
             self.last_fraction = fraction
@@ -459,9 +489,8 @@ def load_audit(options: argparse.Namespace) -> AuditData:
         members=members, name=options.data.name)
 
 
-def settings_for(options: argparse.Namespace) -> AuditSettings:
-    """The audit settings: the app's defaults; resamples, seed, α, the slices' error rate and
-    depth from the options."""
+def option_settings(options: argparse.Namespace) -> dict:
+    """The settings the options give: resamples, seed, α, the slices' error rate and depth."""
     fields = {"seed": getattr(options, "seed", 0),
               "alpha": check_fraction("--alpha", getattr(options, "alpha", 0.05)),
               "error_rate": getattr(options, "error_rate", "fwer"),
@@ -470,7 +499,13 @@ def settings_for(options: argparse.Namespace) -> AuditSettings:
     if resamples is not None:
         fields.update(n_bootstrap=resamples, test_resamples=resamples,
                       grid_resamples=resamples, slice_resamples=resamples)
-    return AuditSettings(**fields)
+    return fields
+
+
+def settings_for(options: argparse.Namespace, audit: AuditData) -> AuditSettings:
+    """The audit settings: the app's defaults for data of this size (the Export page's,
+    :func:`core.audit.settings_for`) and the options' (:func:`option_settings`)."""
+    return audit_settings_for(audit, option_settings(options))
 
 
 def failed_verdicts(result: AuditResult, fail_on: str | None) -> list[str]:
@@ -517,6 +552,17 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
         result = run_audit(audit, settings, progress=bar)
     finally:
         bar.close()
+    return finish(result, audit, settings, out, formats, stream, methods, start, fail_on,
+                  credal_resamples)
+
+
+def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: Path,
+           formats: Sequence[str], stream: TextIO, methods: Sequence[str],
+           start: float, fail_on: str | None = None, credal_resamples: int = 100) -> int:
+    """Compare the recalibration ``methods`` on ``audit`` (a streamed audit's seeded sample),
+    run the credal-set tests when it has ensemble members, build and write the report, print
+    what was written and how long it took; 1 when a ``fail_on`` verdict rejects
+    (:func:`failed_verdicts`), else 0."""
     comparison = None
     if methods:
         bar = ProgressBar(stream, "recalibration")
@@ -540,24 +586,81 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
     bar = ProgressBar(stream, "report")
     try:
         report = build_report(result, audit, comparison=comparison, formats=formats,
-                              progress=bar, credal=credal)
+                              progress=bar, credal=credal, shared_plotly=True)
     finally:
         bar.close()
         renderer().close()  # the figure browser, closed now rather than at interpreter exit
     files = write_report(report, out)
     total = time.perf_counter() - start
-    for note in report.notes:
+    notes = report.notes
+    if result.stream is not None and methods:
+        notes += (f"The recalibration comparison ran on the seeded sample of "
+                  f"{audit.n:,} rows.",)
+    for note in notes:
         stream.write(f"note: {note}\n")
     steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
     stream.write(
-        f"Audited {result.rows:,} rows ({result.part}) of {audit.name}: wrote {len(files)} "
-        f"files to {out} in {total:.1f} s (audit {audited:.1f} s; {steps}).\n")
+        f"Audited {result.rows:,} rows ({result.part}) of {result.dataset}: wrote "
+        f"{len(files)} files to {out} in {total:.1f} s (audit {audited:.1f} s; {steps}).\n")
     stream.write(f"Open {out / 'report.html'} for the report.\n")
     failed = failed_verdicts(result, fail_on)
     for sentence in failed:
         stream.write(f"{PROG}: --fail-on {fail_on}: {sentence} at alpha = "
                      f"{settings.alpha:g}.\n")
     return 1 if failed else 0
+
+
+def should_stream(options: argparse.Namespace) -> bool:
+    """Whether ``audit`` reads its table partition by partition: asked (``--stream``), a
+    folder, or a Parquet file of more than :data:`STREAM_ROWS` rows."""
+    if getattr(options, "stream", False) or options.data.is_dir():
+        return True
+    if options.data.suffix.lower() in (".parquet", ".pq") and options.data.is_file():
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.ParquetFile(options.data).metadata.num_rows > STREAM_ROWS
+        except Exception:  # noqa: BLE001 — an unreadable file gets read_table's sentence
+            return False
+    return False
+
+
+def mapping_of(options: argparse.Namespace) -> ColumnMapping:
+    """The column roles of ``audit``'s options."""
+    return ColumnMapping(label=options.label,
+                         probs=(options.prob,) if options.prob else tuple(options.probs),
+                         logits=options.logits, features=tuple(options.features),
+                         groups=tuple(options.groups), split=options.split)
+
+
+def run_streamed(options: argparse.Namespace, stream: TextIO) -> int:
+    """The ``audit`` command on a table read partition by partition
+    (:func:`core.stream_audit.run_stream_audit`): progress per partition of every pass,
+    the time of each pass and this process's peak memory at the end."""
+    start = time.perf_counter()
+    source = open_source(options.data)
+    stream.write(f"Streaming {source.describe()}.\n")
+    settings = AuditSettings(**{"n_bootstrap": default_bootstrap(source.n),
+                                **option_settings(options)})
+    bar = ProgressBar(stream, "audit ", every_message=True)
+    try:
+        streamed = run_stream_audit(source, mapping_of(options), settings, progress=bar,
+                                    sample_rows=options.sample_rows)
+    finally:
+        bar.close()
+    info = streamed.result.stream
+    stream.write("Passes: " + ", ".join(f"{name} {seconds:.1f} s"
+                                        for name, seconds in info.passes) + ".\n")
+    stream.write(f"Peak memory of this process: {peak_memory_mib():,.0f} MiB.\n")
+    return finish(streamed.result, streamed.sample, settings, options.out, options.formats,
+                  stream, check_methods(options.recalibrate), start, options.fail_on)
+
+
+def peak_memory_mib() -> float:
+    """This process's peak resident memory (MiB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def load_credal(options: argparse.Namespace) -> AuditData:
@@ -753,8 +856,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 audit, settings, formats = load_demo(DEFAULT_DEMO), AuditSettings(), \
                     DEMO_FORMATS
             else:
-                audit, settings, formats = load_audit(options), settings_for(options), \
-                    options.formats
+                if should_stream(options):
+                    check_methods(options.recalibrate)
+                    if options.members:
+                        raise ValueError(
+                            "--member cannot be used with a streamed table (a folder, a "
+                            f"Parquet file of more than {STREAM_ROWS:,} rows or --stream): "
+                            "the credal-set tests refit weights on the rows in memory; run "
+                            "'calibration-atlas credal' on a sample of the table instead.")
+                    return run_streamed(options, stream)
+                audit = load_audit(options)
+                settings, formats = settings_for(options, audit), options.formats
             methods = check_methods(getattr(options, "recalibrate", ()))
             return run(audit, settings, options.out, formats, stream, methods,
                        getattr(options, "fail_on", None),

@@ -95,3 +95,34 @@ def test_chart_export_control_on_the_trust_page(small_audit: AuditData) -> None:
         assert width == 2000 and height > 2 * 360  # scale 2, with the caption's space
     else:
         assert name == "trust_heatmap.html" and b"Plotly" in data
+
+
+def test_the_export_audit_reuses_what_the_pages_computed(monkeypatch,
+                                                         small_audit: AuditData) -> None:
+    # A first audit through the pages' caches fills them, as visiting the pages does; a
+    # second one (the Export page's) must answer every piece from them: the functions that
+    # compute are replaced by ones that fail.
+    from core import audit, local
+    from dashboard.cache import diagnostics
+
+    settings = audit.settings_for(small_audit, {})
+    first = audit.run_audit(small_audit, settings, sections=diagnostics.PageSections())
+
+    def computed(*args, **kwargs):
+        raise AssertionError("recomputed instead of taken from the pages' caches")
+
+    for name in ("metrics_with_skce", "extended_metrics", "calibration_tests",
+                 "group_diagnostics", "klce_grid", "lcb_bandwidths", "lcb_estimate"):
+        monkeypatch.setattr(audit, name, computed)
+    monkeypatch.setattr(audit.metrics, "reliability_table", computed)
+    monkeypatch.setattr(local, "mlce_curve", computed)
+    monkeypatch.setattr(diagnostics, "embed", computed)
+    again = audit.run_audit(small_audit, settings, sections=diagnostics.PageSections())
+    assert again.reliability.metrics.equals(first.reliability.metrics)
+    assert again.klce_grid.aggregated.p_value == first.klce_grid.aggregated.p_value
+    assert again.lce.curve.equals(first.lce.curve)
+    # and the pages' pieces are the in-memory audit's
+    monkeypatch.undo()
+    plain = audit.run_audit(small_audit, settings)
+    assert plain.reliability.metrics.equals(first.reliability.metrics)
+    assert plain.lce.curve.reset_index(drop=True).equals(first.lce.curve)

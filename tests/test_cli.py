@@ -44,8 +44,10 @@ def test_audit_writes_every_output(table_csv: Path, tmp_path: Path, capsys) -> N
     assert document["local"]["klce_grid"]["aggregated"]["parameters"]["seed"] == 3
     assert document["dataset"]["columns"]["features"] == ["age", "sex"]
     figures = out / "figures"
-    assert {p.suffix for p in figures.iterdir()} == ({".png", ".svg", ".html"}
-                                                     if find_chromium() else {".html"})
+    # the HTML figures share one plotly.js in the folder
+    assert {p.suffix for p in figures.iterdir()} == ({".png", ".svg", ".html", ".js"}
+                                                     if find_chromium() else {".html", ".js"})
+    assert (figures / "plotly.min.js").is_file()
     if find_chromium():
         width, height = png_size((figures / "reliability.png").read_bytes())
         # 1000 × 560 px, plus 78 + 34 px for axis and caption under the old 10 px margin
@@ -127,7 +129,8 @@ def test_fail_on_gates_a_pipeline(table_csv: Path, tmp_path: Path, capsys) -> No
     assert document["settings"]["slice_resamples"] == 30
     # the other gates read the same verdicts (the audit the command ran, run again here)
     options = cli.build_parser().parse_args([*common, "--out", str(out)])
-    result = run_audit(cli.load_audit(options), cli.settings_for(options))
+    data = cli.load_audit(options)
+    result = run_audit(data, cli.settings_for(options, data))
     assert cli.failed_verdicts(result, None) == []
     assert len(cli.failed_verdicts(result, "slices")) == 1
     local = cli.failed_verdicts(result, "local")
@@ -190,9 +193,11 @@ def test_demo_command_without_chromium(monkeypatch, tmp_path: Path, capsys) -> N
     assert "note: PNG, SVG and PDF need a Chromium browser" in err
     assert "note: No PDF report: The PDF report needs a Chromium browser" in err
     figures = tmp_path / "demo" / "figures"
-    assert {p.suffix for p in figures.iterdir()} == {".html"}
+    assert {p.suffix for p in figures.iterdir()} == {".html", ".js"}  # one shared plotly.js
     assert not (tmp_path / "demo" / "report.pdf").exists()
-    assert (tmp_path / "demo" / "report.html").stat().st_size > 1_000_000  # plotly.js inline
+    # the interactive report loads the folder's plotly.js instead of holding a copy
+    html = (tmp_path / "demo" / "report.html").read_text(encoding="utf-8")
+    assert 'src="figures/plotly.min.js"' in html and len(html) < 1_000_000
 
 
 def test_console_entry_point_in_a_real_process(tmp_path: Path) -> None:
@@ -323,6 +328,33 @@ def test_credal_files_escape_spreadsheet_formulas(ensemble_csv: Path, tmp_path: 
     assert "'weight[=tree]" not in header and "weight[=tree]" in header  # not at a cell start
     document = json.loads((out / "credal.json").read_text())
     assert document["members"] == ["net", "'=tree"]
+
+
+def test_a_parquet_folder_is_streamed_partition_by_partition(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "scores"
+    folder.mkdir()
+    table = audit_table(600)
+    for k in range(3):
+        table.iloc[200 * k:200 * (k + 1)].to_parquet(folder / f"part-{k}.parquet", index=False)
+    out = tmp_path / "report"
+    status = cli.main(["audit", str(folder), "--label", "y", "--prob", "p", "--features",
+                       "age,sex", "--groups", "grp", "--split", "split", "--out", str(out),
+                       "--formats", "html", "--sample-rows", "1000", *SMALL])
+    err = capsys.readouterr().err
+    assert status == 0, err
+    assert "Streaming scores (3 Parquet files, 3 row groups, 600 rows)" in err
+    assert "Sums over rows: 3 of 3 partitions" in err  # a line per partition in a log
+    assert "Passes: Reading the labels and levels" in err and "Peak memory" in err
+    document = json.loads((out / "results.json").read_text())
+    assert document["stream"]["rows"] == 600 and document["stream"]["partitions"] == 3
+    assert document["dataset"]["rows_total"] == 600
+    assert "How the data were read" in (out / "report.html").read_text()
+
+
+def test_streaming_a_csv_file_is_refused_with_a_sentence(table_csv: Path, capsys) -> None:
+    assert cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p", "--stream"]) == 2
+    err = capsys.readouterr().err
+    assert "is not a Parquet file" in err and "Traceback" not in err
 
 
 def test_audit_with_members_reports_the_credal_test(ensemble_csv: Path, tmp_path: Path,

@@ -771,3 +771,29 @@ def test_top_label_ace_by_hand_and_beside_the_classwise_one() -> None:
     assert metrics.ace_top_label(probs, y, n_bins=3) == pytest.approx(0.8 / 3)
     assert metrics.ace_classwise is metrics.ace
     assert metrics.ace(probs, y, n_bins=2) != metrics.ace_top_label(probs, y, n_bins=2)
+
+
+def test_a_large_bin_takes_the_cornish_fisher_band_of_its_calibrated_count() -> None:
+    # 20,000 rows at confidence 0.3 (variance 4,200 ≥ BAND_VARIANCE) and 12,000 rows spread
+    # over (0.6, 0.9]: the calibrated counts are Binomial(20,000, 0.3) and a Poisson-binomial;
+    # their Cornish–Fisher quantiles match the exact binomial ones to within one count, and
+    # 20,000 redraws of the second bin to within their Monte-Carlo error.
+    from core.metrics.binned import BAND_VARIANCE
+
+    rng = np.random.default_rng(0)
+    p = np.concatenate([np.full(20_000, 0.3), rng.uniform(0.6, 0.9, 12_000)])
+    y = (rng.random(p.size) < p).astype(int)
+    table = metrics.reliability_table(p, y, n_bins=2, n_resamples=1000, seed=1)
+    first, second = table.iloc[0], table.iloc[1]
+    assert BAND_VARIANCE <= 20_000 * 0.3 * 0.7
+    low, high = stats.binom.ppf([0.025, 0.975], 20_000, 0.3) / 20_000
+    assert abs(first["band_low"] - low) <= 1 / 20_000 + 1e-12
+    assert abs(first["band_high"] - high) <= 1 / 20_000 + 1e-12
+    q = p[p > 0.5]
+    draws = (rng.random((20_000, q.size)) < q).mean(axis=1)
+    drawn_low, drawn_high = np.quantile(draws, [0.025, 0.975])
+    # the redraws' own quantile has a standard error √(0.025·0.975/20,000)/f ≈ 0.85 count
+    # (f ≈ φ(1.96)/σ, σ = √Σc(1 − c) ≈ 44 counts); allowed: three of them and one count for
+    # the counts' discreteness
+    assert abs(second["band_low"] - drawn_low) <= 3.5 / q.size
+    assert abs(second["band_high"] - drawn_high) <= 3.5 / q.size

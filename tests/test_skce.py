@@ -204,11 +204,12 @@ def test_rff_skce_is_unbiased_for_the_exact_value_and_its_spread_falls_like_one_
 
 @pytest.mark.parametrize("m", [2, 3])
 def test_rff_bootstrap_equals_the_literal_weighted_u_statistic(m: int) -> None:
-    # Each resample: the U-statistic over pairs of distinct draws a ≠ b of the expanded
-    # resample with the kernel k̃ = φᵀφ, summed literally; chunks of 16 rows so the weights
-    # come from several per-chunk generators.
+    # Each Poisson resample: the U-statistic over pairs of distinct draws a ≠ b of the
+    # expanded resample (N_b = Σ w draws) with the kernel k̃ = φᵀφ, summed literally; chunks
+    # of 16 rows, whose weights are drawn at the rows' global numbers.
+    from core.kernels.resampling import row_poisson_weights
     from core.kernels.rff import FourierMap
-    from core.metrics.skce_estimate import multinomial_chunks, skce_fourier_draws, skce_inputs
+    from core.metrics.skce_estimate import skce_fourier_draws, skce_inputs
 
     n, B, seed, D = 40, 6, 3, 64
     probs, y = _miscalibrated(n, m, 1)
@@ -218,30 +219,25 @@ def test_rff_bootstrap_equals_the_literal_weighted_u_statistic(m: int) -> None:
     H = (phi @ phi.T) * (R @ R.T)
     assert draws[0] == pytest.approx((H.sum() - np.trace(H)) / (n * (n - 1)), rel=1e-5)
     assert plugin == pytest.approx(H.sum() / n**2, rel=1e-5)
-    chunks = multinomial_chunks(n, B, seed, 16)
-    W = np.vstack([chunks(k) for k in range(3)])  # (n, B)
-    assert (W.sum(axis=0) == n).all()
+    W = row_poisson_weights(0, n, B, seed)
     for b in range(B):
         rows = np.repeat(np.arange(n), W[:, b].astype(int))
         Hb = H[np.ix_(rows, rows)]
-        literal = (Hb.sum() - np.trace(Hb)) / (n * (n - 1))
+        literal = (Hb.sum() - np.trace(Hb)) / (rows.size * (rows.size - 1))
         assert draws[b + 1] == pytest.approx(literal, rel=1e-5, abs=1e-9)
 
 
-def test_chunked_multinomial_weights_are_bootstrap_multiplicities() -> None:
-    # Two-stage draws are multinomial(n; 1/n, …): every resample holds n draws, and each row's
-    # multiplicity has mean 1 and variance 1 − 1/n; over 2,000 resamples × 500 rows the mean
-    # of all multiplicities is within 4 standard errors (√(1/(2000·500)) ≈ 0.001) of 1.
-    from core.metrics.skce_estimate import multinomial_chunks
+def test_poisson_weights_have_mean_and_variance_one_and_ignore_the_chunking() -> None:
+    # Poisson(1): mean 1, variance 1. Over 2,000 resamples × 500 rows the mean is within
+    # 4 standard errors (√(1/10⁶) = 0.001) of 1 and the variance within 4·√(2/10⁶)·(≈1.4).
+    from core.kernels.resampling import row_poisson_weights
 
     n, B = 500, 2000
-    chunks = multinomial_chunks(n, B, 7, chunk_rows=128)
-    W = np.vstack([chunks(k) for k in range(4)])
-    assert W.shape == (n, B) and (W.sum(axis=0) == n).all()
-    assert abs(W.var() - (1 - 1 / n)) < 0.02
-    assert abs(W[:, : B // 2].mean(axis=1).mean() - 1) < 1e-12  # n draws per resample
-    per_row = W.mean(axis=1)
-    assert abs(per_row.std() - np.sqrt((1 - 1 / n) / B)) < 0.2 * np.sqrt(1 / B)
+    W = row_poisson_weights(0, n, B, 7)
+    assert abs(W.mean() - 1) < 4 * np.sqrt(1 / W.size)
+    assert abs(W.var() - 1) < 4 * np.sqrt(3 / W.size)
+    pieces = np.vstack([row_poisson_weights(a, b, B, 7) for a, b in ((0, 123), (123, 500))])
+    np.testing.assert_array_equal(pieces, W)
 
 
 def test_skce_summary_exact_path_is_the_exact_estimator_and_bootstrap() -> None:

@@ -19,7 +19,9 @@ This is the public face (``from core.data import AuditData``); one concept per m
   stand-ins for public tables (ProPublica's COMPAS file, German credit);
 * :mod:`core.data.reference_model` — train a model on a raw table and audit its predictions;
   :mod:`core.data.leakage` — which columns it may learn from (label leakage, identifiers,
-  dates).
+  dates);
+* :mod:`core.data.stream` — a table larger than memory (Parquet files, a Dask DataFrame)
+  read partition by partition, validated with AuditData's checks (:func:`open_source`).
 """
 
 from core.data.audit_data import AuditData
@@ -36,6 +38,7 @@ from core.data.reference_model import (
     default_model_features,
     train_reference_model,
 )
+from core.data.stream import TableSource, open_source
 from core.data.table import deduplicate_columns, is_categorical, summarise_columns
 
 __all__ = [
@@ -50,6 +53,7 @@ __all__ = [
     "LeftOut",
     "LoadedTable",
     "ReferenceModelResult",
+    "TableSource",
     "ValidationNote",
     "compas_like_frame",
     "deduplicate_columns",
@@ -61,6 +65,7 @@ __all__ = [
     "guess_columns",
     "is_categorical",
     "load_demo",
+    "open_source",
     "read_table",
     "screen_features",
     "summarise_columns",

@@ -5,10 +5,16 @@ row descriptions every message uses (row numbers count the first data row as 1).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
+
+#: Rows before the table part being checked: a streamed table is validated partition by
+#: partition, and its messages name rows of the whole table (:func:`rows_from`).
+_ROW_OFFSET: ContextVar[int] = ContextVar("calibration_atlas_row_offset", default=0)
 
 
 class DataError(ValueError):
@@ -26,9 +32,21 @@ class ValidationNote:
 # --------------------------------------------------------------------------- row wording
 
 
+@contextmanager
+def rows_from(offset: int) -> Iterator[None]:
+    """Within the block, :func:`describe_rows` counts a mask's first row as row
+    ``offset + 1``: the checks of one partition of a streamed table name rows of the table."""
+    token = _ROW_OFFSET.set(int(offset))
+    try:
+        yield
+    finally:
+        _ROW_OFFSET.reset(token)
+
+
 def describe_rows(mask: np.ndarray, limit: int = 5) -> str:
-    """``'3 rows (rows 4, 18, 43)'`` for a boolean mask; rows are counted from 1."""
-    positions = np.flatnonzero(mask) + 1
+    """``'3 rows (rows 4, 18, 43)'`` for a boolean mask; rows are counted from 1 (from the
+    partition's first row of the table inside :func:`rows_from`)."""
+    positions = np.flatnonzero(mask) + 1 + _ROW_OFFSET.get()
     count = positions.size
     shown = ", ".join(str(p) for p in positions[:limit])
     more = ", …" if count > limit else ""

@@ -83,14 +83,15 @@ def spatially_miscalibrated_classifier(
 SCALE_FEATURES = ("age", "income", "tenure", "region")
 
 
-def scale_table(n: int, seed: int = 0) -> pd.DataFrame:
+def scale_table(n: int, seed: int = 0, local_bias: float = 0.8) -> pd.DataFrame:
     """A binary audit table of ``n`` rows for the scale benchmark and the large-upload tests.
 
     Columns ``label`` (0/1), ``prob`` (the model's P(y = 1)) and the audit features of
     :data:`SCALE_FEATURES`: ``age`` ~ U[18, 90], ``income`` log-normal, ``tenure`` ~ Exp(5)
     years, ``region`` one of five levels. The true logit is the model's plus a local bias
-    that rises with age in region ``"north"`` (0 → +0.8) and is 0 elsewhere, so the model is
-    nearly calibrated globally but not locally; every draw is vectorised.
+    that rises with age in region ``"north"`` (0 → ``local_bias``, +0.8 by default) and is 0
+    elsewhere, so the model is nearly calibrated globally but not locally (``local_bias=0``:
+    calibrated, locally too); every draw is vectorised.
     """
     rng = np.random.default_rng(seed)
     regions = np.array(["north", "south", "east", "west", "centre"])
@@ -100,7 +101,7 @@ def scale_table(n: int, seed: int = 0) -> pd.DataFrame:
     region = regions[rng.integers(0, len(regions), n)]
     model_logit = (-1.0 + 0.03 * (age - 50.0) + 0.8 * (np.log(income) - 10.5)
                    - 0.05 * tenure + 0.6 * rng.normal(size=n))
-    bias = np.where(region == "north", 0.8 * (age - 18.0) / 72.0, 0.0)
+    bias = np.where(region == "north", local_bias * (age - 18.0) / 72.0, 0.0)
     label = (rng.random(n) < expit(model_logit + bias)).astype(np.int8)
     return pd.DataFrame({"label": label, "prob": expit(model_logit), "age": age,
                          "income": income, "tenure": tenure, "region": region})

@@ -9,13 +9,14 @@ This is the public face (``from core import kernels``); one concept per module:
   and the inputs of a local kernel statistic;
 * :mod:`core.kernels.engine` — where tiles run: threads, a Dask cluster or a GPU;
 * :mod:`core.kernels.computation` — exact tiles, random features or blocks, chosen by the
-  estimated time;
+  estimated time, and the plan's D and B (:func:`plan`);
 * :mod:`core.kernels.rff` — random Fourier features, accumulated chunk by chunk;
-* :mod:`core.kernels.resampling` — consistency, permutation, bootstrap and wild resamples.
+* :mod:`core.kernels.resampling` — consistency, permutation, bootstrap and wild resamples,
+  and the counter-based generator of per-row draws (the same wherever a row is read).
 """
 
 from core.kernels import engine
-from core.kernels.computation import COMPUTATIONS, choose, exact_seconds
+from core.kernels.computation import COMPUTATIONS, Plan, choose, exact_seconds, plan
 from core.kernels.resampling import SCHEMES, resample_residuals, row_sample
 from core.kernels.rff import DEFAULT_FEATURES, FourierMap
 from core.kernels.spec import KernelInputs, KernelSpec, kernel_inputs, one_vs_rest
@@ -36,6 +37,7 @@ __all__ = [
     "FourierMap",
     "KernelInputs",
     "KernelSpec",
+    "Plan",
     "Standardizer",
     "choose",
     "engine",
@@ -46,6 +48,7 @@ __all__ = [
     "laplacian_block",
     "median_heuristic",
     "one_vs_rest",
+    "plan",
     "quadratic_forms",
     "resample_residuals",
     "row_sample",

@@ -37,10 +37,11 @@ business: the scheduler reruns its tasks elsewhere and the result does not chang
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -207,16 +208,7 @@ def run_tiles(
         try:
             return _run_dask(engine.client, task, shared, items, reduce)
         except Exception as error:
-            if not _cluster_lost(error):
-                raise
-            lost = (f"The Dask cluster{f' “{engine.label}”' if engine.label else ''} stopped "
-                    f"answering during the computation ({type(error).__name__})")
-            if not engine.fallback:
-                raise ClusterLost(f"{lost}. Start it again, or compute on this machine "
-                                  "(engine.use('threads')).") from error
-            _FELL_BACK.set(f"{lost}; the computation finished on this machine's threads, and "
-                           "this session computes here from now on.")
-            _CHOSEN.set(Engine("threads"))
+            _fall_back(engine, error)
     if engine.name == "gpu":
         xp = array_module("cupy")
         dtype = xp.float32 if engine.dtype == "float32" else xp.float64
@@ -225,6 +217,50 @@ def run_tiles(
         return _add(parts) if reduce == "sum" else parts
     parts = list(_run_threads(task, shared, items, n_jobs))
     return _add(parts) if reduce == "sum" else parts
+
+
+def _fall_back(engine: Engine, error: Exception) -> None:
+    """After ``error`` on a Dask engine: re-raise it unless the cluster was lost; raise
+    :class:`ClusterLost` without ``fallback``; else note the loss and compute on threads."""
+    if not _cluster_lost(error):
+        raise error
+    lost = (f"The Dask cluster{f' “{engine.label}”' if engine.label else ''} stopped "
+            f"answering during the computation ({type(error).__name__})")
+    if not engine.fallback:
+        raise ClusterLost(f"{lost}. Start it again, or compute on this machine "
+                          "(engine.use('threads')).") from error
+    _FELL_BACK.set(f"{lost}; the computation finished on this machine's threads, and "
+                   "this session computes here from now on.")
+    _CHOSEN.set(Engine("threads"))
+
+
+def in_threads(function: Callable[[object], object], items: Sequence[object],
+               n_jobs: int | None = None, tick: Callable[[], None] | None = None) -> list:
+    """``[function(item) for item in items]`` on a pool of this machine's threads, BLAS held
+    to one thread each (numpy releases the GIL in BLAS and large ufuncs; a BLAS call split
+    over threads stalls when other processes share the cores), each in a copy of the calling
+    thread's context (the engine chosen there holds). ``tick()`` is called from the calling
+    thread about four times a second until all are done (a progress bar updates there, as a
+    Streamlit page requires)."""
+    n_jobs = default_workers() if n_jobs is None else n_jobs
+    if n_jobs <= 1 or len(items) <= 1:
+        results = []
+        for item in items:
+            results.append(function(item))
+            if tick is not None:
+                tick()
+        return results
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_jobs) as pool:
+        # each task in a copy of the caller's context: the engine chosen there holds there
+        futures = [pool.submit(contextvars.copy_context().run, function, item)
+                   for item in items]
+        while True:
+            _, pending = wait(futures, timeout=0.25)
+            if tick is not None:
+                tick()
+            if not pending:
+                break
+        return [future.result() for future in futures]
 
 
 def _run_threads(task: Callable[..., np.ndarray], shared: tuple[np.ndarray, ...],
@@ -258,3 +294,106 @@ def _run_dask(client, task: Callable[..., np.ndarray], shared: tuple[np.ndarray,
     if reduce == "sum":
         return np.asarray(client.submit(_add, futures).result())
     return client.gather(futures)
+
+
+# --------------------------------------------------------------------------- partitions
+
+
+def map_partitions(task: Callable[[object, object], object], source: object,
+                   columns: Sequence[str], merge: Callable[[object, object], object],
+                   progress: Callable[[int, int], None] | None = None,
+                   n_jobs: int | None = None) -> object:
+    """One pass of a streamed computation over ``source``'s partitions: every partition's
+    ``task(partition, source.read(partition, columns))``, combined by ``merge(a, b)`` (``a``
+    the partitions before ``b``'s, so an order-sensitive result — rows kept in row order —
+    is the same on every run), on the current engine.
+
+    ``source`` is a :class:`core.data.stream.TableSource`. On threads each worker reads its
+    partition, and the results are merged in partition order as they arrive, so this machine
+    holds about ``n_jobs`` partitions and partial results at a time. On Dask every partition
+    is one task that reads its rows on a worker (Parquet: from the file, which the workers
+    must see at the same path; a Dask DataFrame: the frame's own tasks) and returns only its
+    partial result; the results are merged on the cluster by a balanced tree of ``merge``
+    tasks over neighbouring partitions, and only the final result travels back. ``task`` and
+    ``merge`` must pickle (module-level classes or functions). ``progress(done, total)`` is
+    called from the calling thread as partitions finish. A cluster lost mid-pass is handled
+    as :func:`run_tiles` does (the pass reruns on threads when the engine has ``fallback``,
+    else :class:`ClusterLost`).
+    """
+    partitions = list(source.partitions)
+    engine = current()
+    if engine.name == "dask":
+        try:
+            return _dask_partitions(engine.client, task, source, partitions, list(columns),
+                                    merge, progress)
+        except Exception as error:
+            _fall_back(engine, error)
+    workers = max(1, default_workers() if n_jobs is None else n_jobs)
+
+    def run(partition: object) -> object:
+        return task(partition, source.read(partition, columns))
+
+    if workers == 1 or len(partitions) == 1:
+        total = None
+        for k, partition in enumerate(partitions):
+            result = run(partition)
+            total = result if total is None else merge(total, result)
+            if progress is not None:
+                progress(k + 1, len(partitions))
+        return total
+    total, folded = None, 0
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, run, p) for p in partitions]
+        while folded < len(futures):
+            wait([futures[folded]], timeout=0.25)
+            while folded < len(futures) and futures[folded].done():
+                result = futures[folded].result()
+                futures[folded] = None  # the result is held once: in the running total
+                total = result if total is None else merge(total, result)
+                folded += 1
+            if progress is not None:
+                progress(folded + sum(1 for f in futures[folded:] if f is not None and f.done()),
+                         len(partitions))
+    return total
+
+
+def _read_and_run(task: Callable, source: object, partition: object, columns: list) -> object:
+    with threadpool_limits(limits=1, user_api="blas"):  # as on threads: one BLAS thread a task
+        return task(partition, source.read(partition, columns))
+
+
+def _run_on(task: Callable, partition: object, frame: object) -> object:
+    with threadpool_limits(limits=1, user_api="blas"):
+        return task(partition, frame.reset_index(drop=True))
+
+
+def _dask_partitions(client, task: Callable, source: object, partitions: list,
+                     columns: list, merge: Callable[[object, object], object],
+                     progress: Callable[[int, int], None] | None) -> object:
+    from dask import delayed
+    from distributed import as_completed
+
+    [shared] = client.scatter([task], broadcast=True, hash=False)
+    kind = getattr(source, "kind", "parquet")
+    if kind == "parquet":
+        light = source.without_frame()
+        futures = [client.submit(_read_and_run, shared, light, p, columns, pure=False)
+                   for p in partitions]
+    elif kind == "pandas":  # rows in this process: each partition's are sent with its task
+        futures = [client.submit(_run_on, shared, p, source.read(p, columns), pure=False)
+                   for p in partitions]
+    else:
+        pieces = source.frame[columns].to_delayed()
+        futures = client.compute([delayed(_run_on)(task, p, pieces[p.index])
+                                  for p in partitions])
+    level, merges = list(futures), []
+    while len(level) > 1:  # neighbours merged pairwise, in order: a balanced tree
+        level = [client.submit(merge, level[i], level[i + 1], pure=False)
+                 if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
+        merges += level
+    for done, _ in enumerate(as_completed(futures, loop=client.loop), start=1):
+        if progress is not None:
+            progress(done, len(partitions))
+    result = level[0].result()
+    client.cancel([*futures, *merges, shared])
+    return result

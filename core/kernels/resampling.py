@@ -15,6 +15,14 @@ engine computes all null statistics in one pass (``diag(Eᵀ K E)``):
 ``wild``         e*_i = ε_i e_i with Rademacher ε_i (wild bootstrap).
 
 Multiclass consistency resampling (for the SKCE) draws whole label vectors from the rows of P.
+
+Draws that must not depend on how the rows are cut into chunks or partitions — the random-
+feature tests and the streamed bootstrap, whose chunks may run anywhere on a cluster — come
+from a counter-based generator keyed by ``(seed, stream)``: row i's uniforms are the Philox
+outputs at counter positions ``i·⌈c/4⌉ …`` (Salmon et al. 2011, "Parallel random numbers: as
+easy as 1, 2, 3"; numpy's ``Philox``), so a chunk starting at row s advances the counter to s
+and draws exactly what one pass over all rows would (:func:`row_uniforms`). Each use has its
+own ``stream`` (:data:`STREAMS`), so no two uses share draws.
 """
 
 from __future__ import annotations
@@ -24,6 +32,11 @@ import numpy as np
 from core.data.validation import check_choice
 
 SCHEMES = ("consistency", "permutation", "bootstrap", "bootstrap-centred", "wild")
+#: Streams of the counter-based row generator, one per use of :func:`row_uniforms`.
+STREAMS = {"consistency": 1, "poisson": 2, "band": 3, "sample": 4}
+#: Poisson(1) is drawn by inverse CDF from one uniform; P(count > 20) ≈ 4e-20 is below the
+#: resolution of a 53-bit uniform, so the table stops there.
+_POISSON_CDF = np.cumsum(np.exp(-1.0) / np.cumprod(np.concatenate([[1.0], np.arange(1, 21)])))
 
 
 def bernoulli_residuals(p: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -93,3 +106,46 @@ def row_sample(n: int, limit: int, seed: int) -> np.ndarray:
     if n <= limit:
         return np.arange(n)
     return np.sort(np.random.default_rng(seed).choice(n, size=limit, replace=False))
+
+
+# --------------------------------------------------------------------------- counter-based rows
+
+
+def row_uniforms(seed: int, stream: str, start: int, stop: int, columns: int) -> np.ndarray:
+    """``(stop − start, columns)`` uniforms on [0, 1) of rows ``start … stop − 1``.
+
+    Row i's draws are a function of ``(seed, stream, i, columns)`` only — Philox4x64 keyed by
+    ``(seed, STREAMS[stream])`` with the counter advanced to ``i·⌈columns/4⌉`` — so any cutting
+    of the rows into chunks, on any machine, gives the same numbers.
+    """
+    blocks = -(-columns // 4)
+    bits = np.random.Philox(key=np.array([seed, STREAMS[stream]], dtype=np.uint64))
+    bits.advance(start * blocks)
+    return np.random.Generator(bits).random((stop - start, 4 * blocks))[:, :columns]
+
+
+def row_bernoulli_residuals(p: np.ndarray, start: int, n_resamples: int, seed: int
+                            ) -> np.ndarray:
+    """``(len(p), B)`` consistency residuals ``y* − p``, ``y* ~ Bernoulli(p)``, of the rows
+    ``start …`` from :func:`row_uniforms` (stream ``"consistency"``)."""
+    u = row_uniforms(seed, "consistency", start, start + p.shape[0], n_resamples)
+    return (u < p[:, None]) - p[:, None]
+
+
+def row_categorical_labels(P: np.ndarray, start: int, n_resamples: int, seed: int
+                           ) -> np.ndarray:
+    """``(len(P), B)`` labels drawn from each row of ``P`` by inverse CDF, from the
+    uniforms of :func:`row_uniforms` (stream ``"consistency"``)."""
+    u = row_uniforms(seed, "consistency", start, start + P.shape[0], n_resamples)
+    return inverse_cdf(cumulative_probabilities(P)[:, None, :], u)
+
+
+def row_poisson_weights(start: int, stop: int, n_resamples: int, seed: int) -> np.ndarray:
+    """``(stop − start, B)`` independent Poisson(1) weights of rows ``start … stop − 1``: the
+    Poisson bootstrap (Hanley & MacGibbon 2006; Chamandy et al. 2012, "Estimating uncertainty
+    for massive data streams"), whose resample b gives row i the weight ``w_ib``. Unlike a
+    multinomial resample, the weights of different rows are independent, so a chunk draws
+    its own from :func:`row_uniforms` (stream ``"poisson"``) wherever it runs; ``Σ_i w_ib`` is
+    Poisson(n) rather than exactly n."""
+    u = row_uniforms(seed, "poisson", start, stop, n_resamples)
+    return np.searchsorted(_POISSON_CDF, u, side="right").astype(np.float64)

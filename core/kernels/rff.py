@@ -34,9 +34,12 @@ A bandwidth grid shares one pass (:func:`accumulate_maps`): the chunk's resample
 once, the columns that share a bandwidth are projected once (``z_g W_g``), and every grid
 point's map — the same W, the arguments ``Σ_g (z_g W_g)/σ_g`` — accumulates its own Φᵀ E.
 
-Memory: the rows are walked in chunks and each chunk's resampled residuals are drawn there
-(from a generator seeded per chunk), so nothing of size n × B or n × D is ever held: O(n + D·B
-+ chunk·(D + B)).
+Memory: the rows are walked in chunks and each chunk's resampled residuals are drawn there,
+row by row from a counter-based generator keyed by the seed and the global row number
+(:func:`core.kernels.resampling.row_uniforms`), so nothing of size n × B or n × D is ever held
+— O(n + D·B + chunk·(D + B)) — and the sums do not depend on how the rows are chunked: a
+partition accumulated on another machine (:class:`FourierAccumulator`) adds to the others'
+exactly as one pass over all rows would.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.data.validation import check_count
+from core.kernels.engine import default_workers, in_threads
+from core.kernels.resampling import row_bernoulli_residuals
 
 #: Rows per chunk of the accumulation.
 CHUNK_ROWS = 8192
@@ -60,9 +65,10 @@ DEFAULT_FEATURES = 1024
 #: the default D = 1,024 (:data:`DEFAULT_FEATURES`), whose approximation error is smaller.
 TEST_FEATURES = 256
 
-#: ``columns(rows, rng) -> (len(rows), C)`` residual columns of a chunk of rows; column 0 the
-#: observed residuals, the others resampled from ``rng`` (seeded per chunk).
-ColumnSource = Callable[[slice, np.random.Generator], np.ndarray]
+#: ``columns(rows) -> (len(rows), C)`` residual columns of a chunk of rows; column 0 the
+#: observed residuals, the others resampled row by row from the counter-based generator of
+#: :mod:`core.kernels.resampling` (so the draws do not depend on the chunking).
+ColumnSource = Callable[[slice], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -117,13 +123,19 @@ class FourierMap:
 
 @dataclass(frozen=True)
 class FourierSums:
-    """Running sums of one pass, from which plain and centred statistics follow."""
+    """Running sums of one pass, from which plain and centred statistics follow. Sums of
+    disjoint sets of rows add (:meth:`__add__`), so partitions accumulated anywhere combine
+    into the sums of one pass over all rows."""
 
     S: np.ndarray  # (D, C) Φᵀ E
     u: np.ndarray  # (D,) Φᵀ 1
     e_sum: np.ndarray  # (C,) Σ e_i
     e2_sum: np.ndarray  # (C,) Σ e_i²  (= Σ ‖φ_i‖² e_i², the diagonal: ‖φ_i‖² = 1)
     n: int
+
+    def __add__(self, other: FourierSums) -> FourierSums:
+        return FourierSums(self.S + other.S, self.u + other.u, self.e_sum + other.e_sum,
+                           self.e2_sum + other.e2_sum, self.n + other.n)
 
     def plain(self) -> np.ndarray:
         """``Σ_{i≠j} K̃_ij e_i e_j`` for every column."""
@@ -136,60 +148,107 @@ class FourierSums:
         return np.einsum("dc,dc->c", shifted, shifted) - (self.e2_sum - self.n * mean**2)
 
 
-def chunk_generator(seed: int, chunk: int) -> np.random.Generator:
-    """The generator of one chunk's resamples: the same chunk gets the same draws whatever
-    the map, so every bandwidth of a grid sees the same resampled labels."""
-    return np.random.default_rng([seed, chunk])
+class FourierAccumulator:
+    """The sums of :func:`accumulate_maps`, fed chunk by chunk: :meth:`add` takes a chunk's
+    coordinates and residual columns, :meth:`sums` returns one :class:`FourierSums` per map.
+    A streamed test keeps one per partition and adds their sums."""
+
+    def __init__(self, fourier: FourierMap, bandwidths: np.ndarray) -> None:
+        patterns, groups = np.unique(np.asarray(bandwidths, dtype=np.float64).T, axis=0,
+                                     return_inverse=True)
+        self.fourier, self.groups = fourier, groups.ravel()
+        self.inverse = 1.0 / patterns.T  # (M, groups)
+        self.S = self.u = None
+        self.e_sum = self.e2_sum = 0.0
+        self.n = 0
+
+    def add(self, points: np.ndarray, E: np.ndarray) -> None:
+        """Add the rows ``points`` (``(r, d)``) with their residual columns ``E`` (``(r, C)``)."""
+        fourier = self.fourier
+        self.e_sum = self.e_sum + E.sum(axis=0)
+        self.e2_sum = self.e2_sum + np.einsum("ic,ic->c", E, E)
+        self.n += E.shape[0]
+        narrow = E.astype(fourier.dtype)
+        parts = fourier.projections(points, self.groups)
+        phi = np.empty((E.shape[0], fourier.n_features), dtype=fourier.dtype)
+        if self.S is None:
+            self.S = np.zeros((len(self.inverse), fourier.n_features, E.shape[1]))
+            self.u = np.zeros((len(self.inverse), fourier.n_features))
+        for m, scales in enumerate(self.inverse):
+            fourier.features_from(parts, scales, out=phi)
+            self.S[m] += phi.T @ narrow
+            self.u[m] += phi.sum(axis=0, dtype=np.float64)
+
+    def merge(self, other: FourierAccumulator) -> FourierAccumulator:
+        """Add another accumulator's sums (of other rows, under the same maps) to these."""
+        if other.S is not None:
+            if self.S is None:
+                self.S, self.u = other.S.copy(), other.u.copy()
+            else:
+                self.S += other.S
+                self.u += other.u
+        self.e_sum = self.e_sum + other.e_sum
+        self.e2_sum = self.e2_sum + other.e2_sum
+        self.n += other.n
+        return self
+
+    def sums(self) -> list[FourierSums]:
+        return [FourierSums(self.S[m], self.u[m], self.e_sum, self.e2_sum, self.n)
+                for m in range(len(self.inverse))]
 
 
-def accumulate(points: np.ndarray, columns: ColumnSource, fourier: FourierMap, seed: int,
+def accumulate(points: np.ndarray, columns: ColumnSource, fourier: FourierMap,
                chunk_rows: int = CHUNK_ROWS) -> FourierSums:
     """One pass over the rows: the :class:`FourierSums` of the residual columns."""
-    return accumulate_maps(points, columns, fourier, np.ones((1, points.shape[1])), seed,
+    return accumulate_maps(points, columns, fourier, np.ones((1, points.shape[1])),
                            chunk_rows)[0]
 
 
 def accumulate_maps(points: np.ndarray, columns: ColumnSource, fourier: FourierMap,
-                    bandwidths: np.ndarray, seed: int, chunk_rows: int = CHUNK_ROWS,
-                    progress: Callable[[float], None] | None = None) -> list[FourierSums]:
+                    bandwidths: np.ndarray, chunk_rows: int = CHUNK_ROWS,
+                    progress: Callable[[float], None] | None = None,
+                    n_jobs: int | None = None) -> list[FourierSums]:
     """One pass over the rows for the maps ``z ↦ φ(z / bandwidths[m])`` (``bandwidths``:
     ``(M, d)``, one row per map, ``inf`` drops a column): each chunk's columns are drawn once,
     the columns that share a bandwidth in every map are projected once (:meth:`projections`),
-    and every map accumulates its Φᵀ E and Φᵀ 1. ``progress(fraction)`` after each chunk."""
+    and every map accumulates its Φᵀ E and Φᵀ 1. The chunks are shared out among this
+    machine's threads by a fixed stride (so the sums are the same on every run) and their
+    accumulators added; ``progress(fraction)`` reports the chunks done, from the calling
+    thread."""
     n = points.shape[0]
-    patterns, groups = np.unique(np.asarray(bandwidths, dtype=np.float64).T, axis=0,
-                                 return_inverse=True)
-    inverse = 1.0 / patterns.T  # (M, groups)
-    S = u = None
-    e_sum = e2_sum = 0.0
-    starts = range(0, n, chunk_rows)
-    for k, start in enumerate(starts):
-        rows = slice(start, min(start + chunk_rows, n))
-        E = columns(rows, chunk_generator(seed, k))
-        e_sum, e2_sum = e_sum + E.sum(axis=0), e2_sum + np.einsum("ic,ic->c", E, E)
-        narrow = E.astype(fourier.dtype)
-        parts = fourier.projections(points[rows], groups.ravel())
-        phi = np.empty((E.shape[0], fourier.n_features), dtype=fourier.dtype)
-        if S is None:
-            S = np.zeros((len(inverse), fourier.n_features, E.shape[1]))
-            u = np.zeros((len(inverse), fourier.n_features))
-        for m, scales in enumerate(inverse):
-            fourier.features_from(parts, scales, out=phi)
-            S[m] += phi.T @ narrow
-            u[m] += phi.sum(axis=0, dtype=np.float64)
+    chunks = [slice(start, min(start + chunk_rows, n)) for start in range(0, n, chunk_rows)]
+    workers = max(1, min(default_workers() if n_jobs is None else n_jobs, len(chunks)))
+    done = [0] * workers
+
+    def work(worker: int) -> FourierAccumulator:
+        accumulator = FourierAccumulator(fourier, bandwidths)
+        for rows in chunks[worker::workers]:
+            accumulator.add(points[rows], columns(rows))
+            done[worker] += 1
+        return accumulator
+
+    def tick() -> None:
         if progress is not None:
-            progress((k + 1) / len(starts))
-    return [FourierSums(S[m], u[m], e_sum, e2_sum, n) for m in range(len(inverse))]
+            progress(sum(done) / max(1, len(chunks)))
+
+    parts = in_threads(work, list(range(workers)), workers, tick)
+    total = FourierAccumulator(fourier, bandwidths)
+    for part in parts:
+        total.merge(part)
+    return total.sums()
 
 
-def bernoulli_columns(p: np.ndarray, residuals: np.ndarray, n_resamples: int) -> ColumnSource:
-    """Observed residuals and ``B`` consistency resamples ``y* − p``, ``y* ~ Bernoulli(p)``,
-    drawn chunk by chunk."""
-    def columns(rows: slice, rng: np.random.Generator) -> np.ndarray:
+def bernoulli_columns(p: np.ndarray, residuals: np.ndarray, n_resamples: int, seed: int,
+                      offset: int = 0) -> ColumnSource:
+    """Observed residuals and ``B`` consistency resamples ``y* − p``, ``y* ~ Bernoulli(p)``:
+    row i's labels come from the counter-based generator at global row ``offset + i``
+    (:func:`core.kernels.resampling.row_bernoulli_residuals`), so the draws do not depend on
+    the chunking."""
+    def columns(rows: slice) -> np.ndarray:
         q = p[rows]
         out = np.empty((q.shape[0], n_resamples + 1))
         out[:, 0] = residuals[rows]
-        out[:, 1:] = (rng.random((q.shape[0], n_resamples)) < q[:, None]) - q[:, None]
+        out[:, 1:] = row_bernoulli_residuals(q, offset + rows.start, n_resamples, seed)
         return out
 
     return columns

@@ -126,7 +126,12 @@ def plan_lcb(n_reference: int, n_query: int, same: bool, columns: int,
     rng = np.random.default_rng(seed)
     m = min(reference_size, n_reference if not same else max(n_reference // 2, 1))
     reference_rows = np.sort(rng.choice(n_reference, m, replace=False))
-    pool = np.setdiff1d(np.arange(n_query), reference_rows) if same else np.arange(n_query)
+    if same:  # the rows not drawn as reference, in order (setdiff1d without its sort)
+        drawn = np.zeros(n_query, dtype=bool)
+        drawn[reference_rows] = True
+        pool = np.flatnonzero(~drawn)
+    else:
+        pool = np.arange(n_query)
     query_rows = np.sort(rng.choice(pool, min(query_size, pool.size), replace=False))
     reason = "as asked" if computation == "sampled" else \
         (f"the exact LCB would take about {exact_seconds:,.0f} s here "

@@ -61,6 +61,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from core.data.validation import check_count
+from core.kernels.engine import in_threads
 from core.kernels.tiles import kernel_matmul
 from core.local.lce_grid import binned_sums
 from core.local.lce_inputs import (
@@ -136,18 +137,24 @@ def _prepare(conf: ArrayLike, correct: ArrayLike, features: ArrayLike, n_bins: i
 def _sweep_signed(data: _Prepared, gammas: Sequence[float],
                   progress: Callable[[float, str], None] | None = None) -> np.ndarray:
     """Signed eq. 4 at every γ by the sweep: ``(len(gammas), n)``. The weights ``c − o + 1``
-    and ``1`` are non-negative; the numerator is their difference."""
+    and ``1`` are non-negative; the numerator is their difference. The confidence bins are
+    independent, so they are shared out among this machine's threads, largest first."""
     n = data.residual.shape[0]
     out = np.empty((len(gammas), n))
-    done = 0
-    for rows in data.groups:
-        if progress is not None:
-            progress(done / n, f"exact sweep at {len(gammas)} bandwidth(s): "
-                               f"{done:,} of {n:,} rows")
-        done += rows.size
+    done = [0]
+
+    def sweep(rows: np.ndarray) -> None:
         weights = np.vstack([data.residual[rows] + 1.0, np.ones(rows.size)])
         sums = sweep_sums_bin(data.features[rows], weights, gammas)
         out[:, rows] = (sums[:, 0] - sums[:, 1]) / sums[:, 1]
+        done[0] += rows.size
+
+    def tick() -> None:
+        if progress is not None:
+            progress(done[0] / n, f"exact sweep at {len(gammas)} bandwidth(s): "
+                                  f"{done[0]:,} of {n:,} rows")
+
+    in_threads(sweep, sorted(data.groups, key=len, reverse=True), tick=tick)
     return np.clip(out, -1.0, 1.0)
 
 

@@ -130,9 +130,18 @@ def sweep_sums_bin(points: np.ndarray, weights: np.ndarray, gammas: Sequence[flo
         sources = {1.0: np.where(level.left, w_level, 0.0),
                    -1.0: np.where(level.right, w_level, 0.0)}
         log_sources = None
+        # γ-free parts of each quadrant: w·a = s_x x + s_y y, and that minus a lower bound of
+        # it over the block (≥ 0, at most the block's spread), from which exp(w − min) follows
+        quadrants = {}
+        for sx in (1.0, -1.0):
+            for sy in (1.0, -1.0):
+                raw = sx * level.x + sy * level.y
+                lowest = np.repeat(np.where(sx > 0, level.low[:, 0], -level.high[:, 0])
+                                   + np.where(sy > 0, level.low[:, 1], -level.high[:, 1]),
+                                   level.width)
+                quadrants[sx, sy] = raw, raw - lowest
         for g, gamma in enumerate(gammas):
             a = d * float(gamma)
-            xa, ya = level.x / a, level.y / a
             in_logs = level.spread / a > _SWEEP_SAFE_RANGE
             if in_logs and log_sources is None:
                 lw_level = log_w[:, level.flat]
@@ -142,23 +151,20 @@ def sweep_sums_bin(points: np.ndarray, weights: np.ndarray, gammas: Sequence[flo
             for sx in (1.0, -1.0):
                 into[sx] = np.zeros((channels, level.flat.size))
                 for sy in (1.0, -1.0):
-                    w = sx * xa + sy * ya
+                    raw, shifted = quadrants[sx, sy]
                     if in_logs:
+                        w = raw / a
                         total = _prefix((log_sources[sx] + w).reshape(channels, blocks,
                                                                       level.width),
                                         sy > 0, True).reshape(channels, -1)
                         with np.errstate(over="ignore", invalid="ignore"):
                             into[sx] += np.exp(total - w)
                         continue
-                    lowest = np.repeat((np.where(sx > 0, level.low[:, 0], -level.high[:, 0])
-                                        + np.where(sy > 0, level.low[:, 1],
-                                                   -level.high[:, 1])) / a, level.width)
-                    w -= lowest  # in [0, spread / a]: exp stays finite
-                    total = _prefix((sources[sx] * np.exp(w)).reshape(channels, blocks,
-                                                                       level.width),
+                    scale = np.exp(shifted / a)  # exp(w − min_block w): finite, ≥ 1
+                    total = _prefix((sources[sx] * scale).reshape(channels, blocks,
+                                                                  level.width),
                                     sy > 0, False).reshape(channels, -1)
-                    np.negative(w, out=w)
-                    into[sx] += total * np.exp(w)
+                    into[sx] += total / scale
             # a row receives from the lower half when it is in the upper one, and back
             out[g][:, level.flat] += np.where(level.right, into[1.0], into[-1.0])
     return out[:, :, :m]

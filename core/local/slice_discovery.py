@@ -126,6 +126,7 @@ class SliceDiscovery:
     family: SliceFamily = field(repr=False)
     seed: int = 0
     engine: str = "threads"
+    scope: str = ""  # where the sums and the resamples came from, when not all rows in memory
 
     @property
     def n_slices(self) -> int:
@@ -186,7 +187,8 @@ class SliceDiscovery:
                        f"{self.alpha:.0%} of the flagged slices are in fact calibrated. "
                        "Intervals are adjusted for the selection (false coverage rate, "
                        "Benjamini–Yekutieli)")
-        return f"{self.n_tested:,} tests{classes}; {control}."
+        return f"{self.n_tested:,} tests{classes}; {control}." + \
+            (f" {self.scope}" if self.scope else "")
 
     def summary(self) -> str:
         """The count of flags and findings, and what an unflagged slice does not mean."""
@@ -365,8 +367,7 @@ def discover_slices(
                  "'fdr' (false discovery rate)")
     n_resamples = check_count("n_resamples", n_resamples, 1)
     seed = check_count("seed", seed, 0)
-    binary = p.ndim == 1 or p.shape[1] == 2
-    notion = resolve_notion(notion, binary)
+    notion = resolve_notion(notion, p.ndim == 1 or p.shape[1] == 2)
     m = 2 if p.ndim == 1 else p.shape[1]
     names = tuple(str(c) for c in (class_names or range(m)))
     if len(names) != m:
@@ -378,32 +379,56 @@ def discover_slices(
 
     report(0.0, "Enumerating the slices…")
     family = enumerate_slices(frame, n_ranges, depth, min_rows)
-    if notion == "classwise" and not binary:
-        scores = RowScores((p, labels), categorical_draw, n_resamples, m * (n_resamples + 1))
-        targets = [(names[c], p[:, c]) for c in range(m)]
-    else:
-        conf, outcome = confidence_outcome_of(p, labels, notion, None)
-        scores = RowScores((conf, outcome), bernoulli_draw, n_resamples, n_resamples + 1)
-        targets = [(names[1] if notion == "positive" else "top label", conf)]
+    scores, targets = slice_targets(p, labels, notion, names, n_resamples)
     report(0.05, f"Resampling {family.n_slices:,} slices × {len(targets)} "
                  f"class{'es' if len(targets) > 1 else ''}, B = {n_resamples:,}…")
     sums = slice_sums(family, scores, seed,
                       lambda f: report(0.05 + 0.8 * f, f"Resampling: {f:.0%} of the rows"))
     report(0.85, "Per-slice p-values and adjustment…")
     chunks = family.chunks  # a re-iterable walk: family.chunks() starts it again
-    parts = []
+    parts, nulls = [], []
     for t, (class_name, q) in enumerate(targets):
         block = sums[:, t * (n_resamples + 1):(t + 1) * (n_resamples + 1)]
         sizes, mean, variance = slice_moments(chunks, q)
         counts = block[:, 0]
         parts.append({
             "class": class_name, "rows": sizes, "mean": mean, "variance": variance,
-            "counts": counts, "t": standardized(counts, mean, variance),
-            "null": standardized(block[:, 1:], mean, variance),
+            "counts": counts,
             "p_value": two_sided_p_values(chunks, q, counts, (sizes, mean, variance)),
         })
+        nulls.append(standardized(block[:, 1:], mean, variance))
+    result = finish_discovery(family, parts, np.concatenate(nulls), alpha, error_rate, notion,
+                              n_resamples, seed)
+    report(1.0, "Slices tested")
+    return result
+
+
+def slice_targets(p: np.ndarray, labels: np.ndarray, notion: str, names: tuple[str, ...],
+                  n_resamples: int) -> tuple[RowScores, list[tuple[str, np.ndarray]]]:
+    """What is summed over each slice (:class:`RowScores`: observed outcomes and B consistency
+    resamples) and the tested classes with each row's probability of the outcome: every
+    class one vs rest (``classwise``), else one target (the positive class or the top
+    label)."""
+    m = len(names)
+    if notion == "classwise" and m > 2:
+        return (RowScores((p, labels), categorical_draw, n_resamples, m * (n_resamples + 1)),
+                [(names[c], p[:, c]) for c in range(m)])
+    conf, outcome = confidence_outcome_of(p, labels, notion, None)
+    return (RowScores((conf, outcome), bernoulli_draw, n_resamples, n_resamples + 1),
+            [(names[1] if notion == "positive" else "top label", conf)])
+
+
+def finish_discovery(family: SliceFamily, parts: list[dict], null: np.ndarray, alpha: float,
+                     error_rate: str, notion: str, n_resamples: int, seed: int,
+                     scope: str = "") -> SliceDiscovery:
+    """The :class:`SliceDiscovery` of per-slice sums: ``parts`` one dict per tested class
+    (``class``, ``rows``, ``mean`` Σp, ``variance`` Σp(1 − p), ``counts`` Σy, ``p_value``)
+    and ``null`` the ``(tests, B)`` resampled standardised statistics, stacked class by
+    class; ``scope`` says where sums and resamples came from (a streamed audit's)."""
+    for part in parts:
+        part["t"] = standardized(part["counts"], part["mean"], part["variance"])
     observed = np.concatenate([part["t"] for part in parts])
-    null = np.abs(np.concatenate([part["null"] for part in parts]))
+    null = np.abs(null)
     p_value = np.concatenate([part["p_value"] for part in parts])
     if error_rate == "fwer":
         adjusted = step_down_max_t(observed, null)
@@ -414,11 +439,10 @@ def discover_slices(
         critical = float(ndtri(1.0 - flagged * alpha / (2.0 * adjusted.size))) \
             if adjusted.size else math.inf
     table = _table(family, parts, observed, p_value, adjusted, critical, alpha)
-    report(1.0, "Slices tested")
     return SliceDiscovery(table, int(adjusted.size), alpha, error_rate, notion,
                           tuple(part["class"] for part in parts), n_resamples, critical,
                           null.max(axis=0) if null.size else np.zeros(n_resamples), family,
-                          seed, engine.current().describe())
+                          seed, engine.current().describe(), scope)
 
 
 def _table(family: SliceFamily, parts: list[dict], observed: np.ndarray, p_value: np.ndarray,

@@ -244,6 +244,16 @@ def _number(value: float) -> str:
     return f"{value:.4g}"
 
 
+def range_label(name: str, low: float, high: float, closed: bool, whole: bool) -> str:
+    """How a report names the range ``[low, high)`` (``[low, high]`` when ``closed``) of a
+    column: whole numbers by their first and last value, both included (``age 18–31``)."""
+    if whole:
+        first, top = math.ceil(low), (high if closed else math.ceil(high) - 1)
+        text = _number(first) if top <= first else f"{_number(first)}–{_number(top)}"
+        return f"{name} {text}"
+    return f"{name} in [{_number(low)}, {_number(high)}{']' if closed else ')'}"
+
+
 def code_column(name: str, column: pd.Series, n_ranges: int) -> tuple[Coding, np.ndarray]:
     """The coding of one column (module doc) and its codes (hash-based: no sort of n values)."""
     missing = column.isna().to_numpy()
@@ -259,14 +269,9 @@ def code_column(name: str, column: pd.Series, n_ranges: int) -> tuple[Coding, np
         for j in np.flatnonzero(np.bincount(index[~missing], minlength=edges.size - 1)):
             low, high = float(edges[j]), float(edges[j + 1])
             closed = j == edges.size - 2
-            if whole:  # whole numbers: the range's first and last value, both included
-                first, top = math.ceil(low), (high if closed else math.ceil(high) - 1)
-                text = _number(first) if top <= first else f"{_number(first)}–{_number(top)}"
-                label = f"{name} {text}"
-            else:
-                label = f"{name} in [{_number(low)}, {_number(high)}{']' if closed else ')'}"
             codes[~missing & (index == j)] = len(conditions)
-            conditions.append(Condition(name, label, low=low, high=high, closed=closed))
+            conditions.append(Condition(name, range_label(name, low, high, closed, whole),
+                                        low=low, high=high, closed=closed))
         kind = "numeric"
     else:
         # levels, largest first (ties by name); a numeric level is the range [v, v]

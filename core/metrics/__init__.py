@@ -16,7 +16,10 @@ This is the public face (``from core import metrics``); one concept per module:
 * :mod:`core.metrics.cumulative` — cumulative differences (Kolmogorov–Smirnov, Kuiper);
 * :mod:`core.metrics.decomposition` — Murphy's decomposition of Brier and log-loss;
 * :mod:`core.metrics.extended` — the extended metric table of the Reliability page;
-* :mod:`core.metrics.skce_estimate` — the SKCE estimators (unbiased, biased, block).
+* :mod:`core.metrics.skce_estimate` — the SKCE estimators (unbiased, biased, block);
+* :mod:`core.metrics.streamed` — the same tables and numbers from sums accumulated
+  partition by partition (a streamed audit), with a Poisson bootstrap;
+  :mod:`core.metrics.order_statistics` — exact quantiles of a streamed vector.
 
 The hypothesis tests built on these measures are in :mod:`core.stattests`.
 """

@@ -141,3 +141,21 @@ def bootstrap_interval(
     low, high = (q_low, q_high) if method == "percentile" else (centre - q_high,
                                                                 centre - q_low)
     return float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
+
+
+def cornish_fisher_band(count: np.ndarray, mean: np.ndarray, variance: np.ndarray,
+                        third: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """The central ``level`` range of ``S/count`` for a sum S of independent Bernoulli(c_i) —
+    a bin's calibrated frequency — from its cumulants ``mean = Σ c``, ``variance =
+    Σ c(1 − c)`` and ``third = Σ c(1 − c)(1 − 2c)``: the Cornish–Fisher quantiles
+    ``mean + σ(z + γ(z² − 1)/6)`` with skewness ``γ = third/σ³`` (Cornish & Fisher 1938),
+    clipped to [0, 1]; NaN for an empty bin."""
+    z = stats.norm.ppf([(1 - level) / 2, (1 + level) / 2])
+    count = np.asarray(count, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sd = np.sqrt(np.asarray(variance, dtype=np.float64))
+        skew = np.where(sd > 0, np.asarray(third) / sd**3, 0.0)
+        low, high = (np.clip((mean + sd * (q + skew * (q * q - 1) / 6)) / count, 0.0, 1.0)
+                     for q in z)
+    filled = count > 0
+    return np.where(filled, low, np.nan), np.where(filled, high, np.nan)

@@ -24,7 +24,6 @@ Binary problems use the equivalent one-dimensional form: with p = P(y = 1), the 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,12 +35,17 @@ from core.data.validation import (
     check_probs_labels,
     probability_matrix,
 )
-from core.kernels.computation import choose, exact_seconds
-from core.kernels.rff import CHUNK_ROWS, DEFAULT_FEATURES, FourierMap, chunk_generator
+from core.kernels.computation import exact_seconds, plan
+from core.kernels.engine import default_workers, in_threads
+from core.kernels.resampling import row_poisson_weights
+from core.kernels.rff import CHUNK_ROWS, DEFAULT_FEATURES, FourierMap
 from core.kernels.tiles import median_heuristic, quadratic_forms
 from core.metrics.intervals import bootstrap_interval
 
 ESTIMATORS = ("unbiased", "biased", "block")
+#: The fewest random features of a value with an interval (the plan lowers D no further):
+#: its approximation error, O(1/√D) per kernel entry, is part of the number shown.
+VALUE_FEATURES = 256
 #: Blocks at most this large are evaluated densely and vectorised over blocks.
 DENSE_BLOCK = 64
 
@@ -220,7 +224,9 @@ def skce_summary(
 
     * ``"exact"``: :func:`skce` and :func:`skce_bootstrap` (O(n²·B) tiles);
     * ``"rff(D)"``: :func:`skce_fourier` — the same estimators with the kernel
-      ``k̃(z, z') = φ(z)ᵀφ(z')`` of D random Fourier features, O(n·D·B), no n×B array;
+      ``k̃(z, z') = φ(z)ᵀφ(z')`` of D random Fourier features, O(n·D·B), no n×B array, the
+      interval a Poisson bootstrap (D and B sized to the data by
+      :func:`core.kernels.computation.plan`, D at least :data:`VALUE_FEATURES`);
     * ``"block(2)"``: the linear-time block estimator (:func:`block_estimates`) with its normal
       interval ``mean ± z·sd/√(#blocks)`` (no bootstrap).
 
@@ -231,7 +237,10 @@ def skce_summary(
     if n < 2:
         raise ValueError("The SKCE needs at least two samples.")
     columns = (n_resamples + 1) * m
-    label, reason = choose(computation, n, columns, n_features)
+    chosen = plan(computation, n, n_resamples, n_features, per_resample=m,
+                  min_features=VALUE_FEATURES)
+    label, reason = chosen.label, chosen.reason
+    n_resamples, n_features = chosen.n_resamples, chosen.n_features
     estimate = exact_seconds(n, columns)
     if label == "exact":
         value = skce(probs, y, sigma)
@@ -252,27 +261,6 @@ def skce_summary(
                        estimate)
 
 
-def multinomial_chunks(n: int, n_resamples: int, seed: int, chunk_rows: int = CHUNK_ROWS
-                       ) -> Callable[[int], np.ndarray]:
-    """Bootstrap multiplicities drawn chunk by chunk: ``weights(k) -> (rows of chunk k, B)``.
-
-    A multinomial(n; 1/n, …, 1/n) vector is drawn in two exact stages: the count of draws
-    falling in each chunk of rows (multinomial over the chunks, in proportion to their sizes,
-    from a generator seeded by ``seed``), then, inside chunk k, the rows of those draws
-    (multinomial with equal weights, from :func:`core.kernels.rff.chunk_generator`). Only the
-    ``B × #chunks`` counts and one chunk's ``rows × B`` weights are ever held.
-    """
-    sizes = np.diff(np.append(np.arange(0, n, chunk_rows), n))
-    per_chunk = np.random.default_rng([seed, n]).multinomial(n, sizes / n, size=n_resamples)
-
-    def weights(k: int) -> np.ndarray:
-        rng = chunk_generator(seed, k)
-        size = int(sizes[k])
-        return rng.multinomial(per_chunk[:, k], np.full(size, 1.0 / size)).T.astype(float)
-
-    return weights
-
-
 def skce_fourier(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: int, level: float,
                  seed: int, method: str, n_features: int = DEFAULT_FEATURES,
                  chunk_rows: int = CHUNK_ROWS) -> tuple[float, float, float]:
@@ -288,42 +276,85 @@ def skce_fourier(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: int, l
 def skce_fourier_draws(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: int,
                        seed: int, n_features: int = DEFAULT_FEATURES,
                        chunk_rows: int = CHUNK_ROWS) -> tuple[np.ndarray, float]:
-    """``(draws, plug-in)``: the unbiased SKCE (``draws[0]``) and its B bootstrap resamples
-    with the random-Fourier-feature kernel ``k̃_ij = φ_iᵀφ_j`` (:mod:`core.kernels.rff`, φ of
-    ``Z/σ``), and the plug-in (V-statistic) value for the basic interval.
+    """``(draws, plug-in)``: the unbiased SKCE (``draws[0]``) and its B Poisson-bootstrap
+    resamples with the random-Fourier-feature kernel ``k̃_ij = φ_iᵀφ_j`` (:mod:`core.kernels.rff`,
+    φ of ``Z/σ``), and the plug-in (V-statistic) value for the basic interval, from one pass of
+    :class:`SkceFourierSums` over chunks of ``chunk_rows`` rows (shared out among this
+    machine's threads by a fixed stride)."""
+    fourier = FourierMap.draw(Z.shape[1], n_features, seed)
+    starts = list(range(0, Z.shape[0], chunk_rows))
+    workers = max(1, min(default_workers(), len(starts)))
+
+    def work(worker: int) -> SkceFourierSums:
+        sums = SkceFourierSums(fourier, R.shape[1], n_resamples, seed)
+        for start in starts[worker::workers]:
+            rows = slice(start, min(start + chunk_rows, Z.shape[0]))
+            sums.add(Z[rows] / sigma, R[rows], start)
+        return sums
+
+    parts = in_threads(work, list(range(workers)), workers)
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total.draws()
+
+
+class SkceFourierSums:
+    """Running sums of the random-feature SKCE and its Poisson bootstrap, over chunks of rows.
 
     With ``h̃_ij = k̃_ij ⟨r_i, r_j⟩``, ``d_i = ‖φ_i‖²`` and ``S = Φᵀ R`` (D × m)::
 
         value = Σ_{i≠j} h̃_ij / (n(n−1)) = (‖S‖²_F − Σ_i d_i ‖r_i‖²) / (n(n−1)).
 
-    A bootstrap resample with multiplicities w (Σ w = n) is the same U-statistic over the
-    pairs of distinct draws a ≠ b — including the w_i(w_i − 1) pairs of two draws of row i,
-    whose summand is h̃_ii — exactly as :func:`skce_bootstrap` does with the exact kernel::
+    Resample b gives row i an independent Poisson(1) weight ``w_ib`` (the Poisson bootstrap,
+    :func:`core.kernels.resampling.row_poisson_weights`, drawn at the row's global number, so
+    the chunking and where a chunk runs do not matter); it is the U-statistic over the pairs
+    of distinct draws a ≠ b of the ``N_b = Σ_i w_ib`` draws — including the w_i(w_i − 1) pairs
+    of two draws of row i, whose summand is h̃_ii::
 
-        Σ_{a≠b} h̃(s_a, s_b) = Σ_ij w_i w_j h̃_ij − Σ_i w_i h̃_ii
-                           = ‖Φᵀ(w ∘ R)‖²_F − Σ_i w_i d_i ‖r_i‖²,
+        Σ_{a≠b} h̃(s_a, s_b) = ‖Φᵀ(w ∘ R)‖²_F − Σ_i w_i d_i ‖r_i‖²,   over N_b(N_b − 1).
 
-    over n(n−1) (the diagonal is Σ w_i d_i‖r_i‖², not Σ w_i² d_i‖r_i‖²: only a draw paired
-    with itself is left out). The plug-in value is ``‖S‖²_F / n²``. Rows are walked in chunks
-    of ``chunk_rows`` with the weights drawn there (:func:`multinomial_chunks`): memory
-    O(chunk·(D + B·m) + D·B·m), no n × B array. φ and the chunk products are in the map's
-    precision (float32, as :mod:`core.kernels.rff`), the sums in float64.
+    The plug-in value is ``‖S‖²_F / n²``. Memory O(chunk·(D + B·m) + D·B·m); φ and the chunk
+    products in the map's precision (float32), the sums in float64. Sums of disjoint rows add
+    (:meth:`__add__`).
     """
-    n, m = R.shape
-    fourier = FourierMap.draw(Z.shape[1], n_features, seed)
-    weights = multinomial_chunks(n, n_resamples, seed, chunk_rows) if n_resamples else None
-    S = np.zeros((n_features, (n_resamples + 1) * m))
-    diagonal = np.zeros(n_resamples + 1)  # Σ w_i d_i ‖r_i‖², observed (w = 1) first
-    for k, start in enumerate(range(0, n, chunk_rows)):
-        rows = slice(start, min(start + chunk_rows, n))
-        phi = fourier.features(Z[rows] / sigma)  # in fourier.dtype (float32)
+
+    def __init__(self, fourier: FourierMap, m: int, n_resamples: int, seed: int) -> None:
+        self.fourier, self.m, self.n_resamples, self.seed = fourier, m, n_resamples, seed
+        self.S = np.zeros((fourier.n_features, (n_resamples + 1) * m))
+        self.diagonal = np.zeros(n_resamples + 1)  # Σ w_i d_i ‖r_i‖², observed (w = 1) first
+        self.weights = np.zeros(n_resamples + 1)  # N_b = Σ w_i
+
+    @classmethod
+    def start(cls, d: int, m: int, n_resamples: int, seed: int,
+              n_features: int = DEFAULT_FEATURES) -> SkceFourierSums:
+        """Empty sums for points of dimension ``d`` and ``m`` residual columns."""
+        return cls(FourierMap.draw(d, n_features, seed), m, n_resamples, seed)
+
+    def add(self, points: np.ndarray, R: np.ndarray, start: int) -> None:
+        """Add rows ``start …`` with scaled points ``Z/σ`` and residuals ``R``."""
+        phi = self.fourier.features(points)  # in fourier.dtype (float32)
         d_r = (np.einsum("ij,ij->i", phi, phi, dtype=np.float64)
-               * np.einsum("ic,ic->i", R[rows], R[rows]))
+               * np.einsum("ic,ic->i", R, R))
         W = np.ones((phi.shape[0], 1))
-        if weights is not None:
-            W = np.hstack([W, weights(k)])
-        E = (W[:, :, None] * R[rows][:, None, :]).reshape(phi.shape[0], -1)
-        S += phi.T @ E.astype(phi.dtype)  # chunk product in φ's precision, sums in float64
-        diagonal += d_r @ W
-    full = np.einsum("dc,dc->c", S, S).reshape(-1, m).sum(axis=1)
-    return (full - diagonal) / (n * (n - 1)), float(full[0] / n**2)
+        if self.n_resamples:
+            W = np.hstack([W, row_poisson_weights(start, start + phi.shape[0],
+                                                  self.n_resamples, self.seed)])
+        E = (W[:, :, None] * R[:, None, :]).reshape(phi.shape[0], -1)
+        self.S += phi.T @ E.astype(phi.dtype)  # chunk product in φ's precision, sums in float64
+        self.diagonal += d_r @ W
+        self.weights += W.sum(axis=0)
+
+    def __add__(self, other: SkceFourierSums) -> SkceFourierSums:
+        total = SkceFourierSums(self.fourier, self.m, self.n_resamples, self.seed)
+        total.S = self.S + other.S
+        total.diagonal = self.diagonal + other.diagonal
+        total.weights = self.weights + other.weights
+        return total
+
+    def draws(self) -> tuple[np.ndarray, float]:
+        """``(draws, plug-in)``: the value, then the B resampled values; the plug-in value."""
+        full = np.einsum("dc,dc->c", self.S, self.S).reshape(-1, self.m).sum(axis=1)
+        pairs = np.maximum(self.weights * (self.weights - 1.0), 1.0)
+        n = self.weights[0]
+        return (full - self.diagonal) / pairs, float(full[0] / n**2)

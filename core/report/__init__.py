@@ -34,11 +34,12 @@ from core.ensembles.summary import CredalComparison
 from core.report.charts import AuditFigure, audit_figures, slug
 from core.report.export import (
     FORMATS,
+    PLOTLY_FILE,
     ExportError,
     export_figure,
     static_unavailable_reason,
 )
-from core.report.html import report_html
+from core.report.html import pio_plotlyjs, report_html
 from core.report.pdf import html_to_pdf
 from core.report.schema import csv_text, report_json, result_tables
 
@@ -61,6 +62,7 @@ class Report:
     tables: dict[str, str]
     notes: tuple[str, ...] = ()
     seconds: dict[str, float] = field(default_factory=dict)
+    assets: dict[str, bytes] = field(default_factory=dict)  # figures/<name>: plotly.js
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
@@ -75,10 +77,11 @@ def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
 
 
 def render_figures(figures: Sequence[AuditFigure], formats: Sequence[str],
-                   progress: Progress | None = None) -> tuple[dict[str, dict[str, bytes]],
-                                                              tuple[str, ...]]:
+                   progress: Progress | None = None, shared_plotly: bool = False
+                   ) -> tuple[dict[str, dict[str, bytes]], tuple[str, ...]]:
     """Every figure in every format this machine can make; static formats are skipped, with
-    a note saying why, where no Chromium exists."""
+    a note saying why, where no Chromium exists (``shared_plotly``: HTML figures load
+    plotly.js from one file beside them)."""
     formats = check_formats(formats)
     reason = static_unavailable_reason()
     usable = [f for f in formats if f == "html" or reason is None]
@@ -90,7 +93,7 @@ def render_figures(figures: Sequence[AuditFigure], formats: Sequence[str],
         for j, fmt in enumerate(usable):
             if progress is not None:
                 progress((i * len(usable) + j) / total, f"Figure {item.title} ({fmt.upper()})…")
-            files[item.key][fmt] = export_figure(item.figure, fmt, item.title)
+            files[item.key][fmt] = export_figure(item.figure, fmt, item.title, shared_plotly)
     return files, notes
 
 
@@ -98,7 +101,8 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
                  formats: Sequence[str] = FORMATS, pdf: bool = True,
                  figures: Sequence[AuditFigure] | None = None,
                  progress: Progress | None = None, user: str | None = None,
-                 credal: CredalComparison | None = None) -> Report:
+                 credal: CredalComparison | None = None,
+                 shared_plotly: bool = False) -> Report:
     """The report of ``result``: HTML, PDF (where Chromium exists), JSON, figures, tables.
 
     Parameters
@@ -125,6 +129,9 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
         The credal-set tests of the ensemble members
         (:func:`core.ensembles.compare_ensemble`); ``None``: data with members get a
         sentence that they were not run.
+    shared_plotly : bool, optional
+        HTML figures (and an interactive report) load one ``figures/plotly.js`` of the
+        report's folder instead of each holding its own copy.
 
     Returns
     -------
@@ -139,7 +146,8 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
     report(0.0, "Drawing the figures…")
     figures = tuple(figures) if figures is not None else audit_figures(result, audit)
     files, notes = render_figures(figures, formats,
-                                  progress=lambda f, m: report(0.05 + 0.55 * f, m))
+                                  progress=lambda f, m: report(0.05 + 0.55 * f, m),
+                                  shared_plotly=shared_plotly)
     seconds["figures"] = time.perf_counter() - start
     created = dt.datetime.now(dt.timezone.utc)
 
@@ -153,10 +161,12 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
             images[item.key] = files.get(item.key, {}).get("svg") or \
                 export_figure(item.figure, "svg")
     else:
-        notes += ("The HTML report is interactive (plotly.js inline) because its figures "
+        where = f"figures/{PLOTLY_FILE} of the report's folder" if shared_plotly else "inline"
+        notes += (f"The HTML report is interactive (plotly.js {where}) because its figures "
                   "could not be drawn as images: " + reason,)
+    plotly_src = f"figures/{PLOTLY_FILE}" if shared_plotly and images is None else None
     html = report_html(result, audit, figures, images, comparison, created, user=user,
-                       credal=credal)
+                       credal=credal, plotly_src=plotly_src)
     seconds["html"] = time.perf_counter() - start
 
     pdf_bytes = None
@@ -173,12 +183,16 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
     tables = {slug(name): csv_text(frame)
               for name, frame in result_tables(result, comparison, credal).items()}
     report(1.0, "Report ready")
-    return Report(html, json_text, pdf_bytes, files, tables, tuple(notes), seconds)
+    assets = {}
+    if shared_plotly and (plotly_src or any("html" in by_format for by_format in files.values())):
+        assets[PLOTLY_FILE] = pio_plotlyjs().encode("utf-8")
+    return Report(html, json_text, pdf_bytes, files, tables, tuple(notes), seconds, assets)
 
 
 def write_report(report: Report, folder: str | Path) -> list[Path]:
     """Write ``report.html``, ``report.pdf`` (if any), ``results.json``,
-    ``figures/<key>.<format>`` and ``tables/<name>.csv`` into ``folder`` (created if needed).
+    ``figures/<key>.<format>`` (with ``figures/plotly.min.js`` when the report shares one
+    copy of plotly.js) and ``tables/<name>.csv`` into ``folder`` (created if needed).
 
     Returns
     -------
@@ -200,6 +214,8 @@ def write_report(report: Report, folder: str | Path) -> list[Path]:
     if report.pdf is not None:
         put(folder / "report.pdf", report.pdf)
     put(folder / "results.json", report.json)
+    for name, content in report.assets.items():
+        put(folder / "figures" / name, content)
     for key, by_format in report.figures.items():
         for fmt, content in by_format.items():
             put(folder / "figures" / f"{key}.{fmt}", content)

@@ -30,6 +30,10 @@ from core.local.lcb_trends import lcb_trends, trend_note
 #: Resamples of the LCB trend bands (the Local bias page's).
 TREND_RESAMPLES = 200
 TREND_DEGREE = 3
+#: Most points a scatter layer of an exported figure draws (a seeded sample beyond, the
+#: caption says so): the report and its files stay small at any number of rows, while the
+#: trends and every number use all evaluated rows.
+SCATTER_POINTS = 2_000
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,8 @@ def reliability_figures(result: AuditResult, audit: AuditData) -> list[AuditFigu
     """Reliability diagram, class balance of the audited rows and one grid per group."""
     settings, section = result.settings, result.reliability
     data, _ = audit_part(audit, settings.part)
+    balance_table = result.stream.class_balance if result.stream is not None else \
+        data.class_balance()
     kind = "equal-width" if settings.strategy == "uniform" else "equal-mass"
     binning = f"{settings.n_bins} {kind} bins, {settings.interval} intervals"
     class_name = (audit.classes[settings.class_index]
@@ -78,7 +84,7 @@ def reliability_figures(result: AuditResult, audit: AuditData) -> list[AuditFigu
         binning)]
     balance = caption_text(notion="class shares", split=_split(result), n=result.rows)
     figures.append(AuditFigure("class_balance", "Class balance",
-                               apply_style(class_balance_figure(data.class_balance()),
+                               apply_style(class_balance_figure(balance_table),
                                            balance), balance))
     for group, (_, tables) in section.groups.items():
         bins = min(settings.n_bins, settings.group_bins)
@@ -149,13 +155,18 @@ def lcb_figures(result: AuditResult, audit: AuditData) -> list[AuditFigure]:
                         seed=result.settings.seed)
     skipped = trend_note(points[x_name].to_numpy()[valid], trend_groups, TREND_DEGREE)
     spec = result.lcb.spec
+    shown = min(int(valid.sum()), SCATTER_POINTS)
+    drawn = "" if shown == int(valid.sum()) else \
+        f" · {shown:,} of the {int(valid.sum()):,} points drawn (a seeded sample)"
     caption = caption_text(
         notion="one-vs-rest", bandwidths={"σ_p": spec.prob_bandwidth,
                                           "σ_x": spec.feature_bandwidth},
         split="test (query)" if "test split" in result.lcb.reference else "all rows",
         n=int(valid.sum()),
-        extra=f"bandwidths by leave-one-out CV · degree-{TREND_DEGREE} trends, 90% bands")
-    figure = lcb_figure(points[valid], trends, x_name, color, facet)
+        extra=f"bandwidths by leave-one-out CV · degree-{TREND_DEGREE} trends, 90% bands"
+              + drawn)
+    figure = lcb_figure(points[valid], trends, x_name, color, facet,
+                        max_points=SCATTER_POINTS)
     return [AuditFigure("lcb", f"Local calibration bias against {x_name}",
                         apply_style(figure, caption), caption, skipped or "")]
 
@@ -203,16 +214,19 @@ def audit_figures(result: AuditResult, audit: AuditData) -> tuple[AuditFigure, .
     result : AuditResult
         From :func:`core.audit.run_audit`.
     audit : AuditData
-        The data ``result`` was computed on (its fingerprint must match).
+        The data ``result`` was computed on (its fingerprint must match; for a streamed
+        audit, its seeded sample).
 
     Returns
     -------
     tuple of AuditFigure
         Styled, captioned figures with unique keys.
     """
-    if audit.fingerprint != result.fingerprint:
+    expected = result.stream.sample_fingerprint if result.stream is not None else \
+        result.fingerprint  # a streamed audit's figures draw rows from its seeded sample
+    if audit.fingerprint != expected:
         raise ValueError("The audit result was computed on other data than the one given: "
-                         f"fingerprints {result.fingerprint[:12]} and "
+                         f"fingerprints {expected[:12]} and "
                          f"{audit.fingerprint[:12]} differ. Pass the data the audit ran on.")
     figures = [*reliability_figures(result, audit), *klce_figures(result),
                *lcb_figures(result, audit), *lce_figures(result), *slice_figures(result)]

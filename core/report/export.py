@@ -101,12 +101,16 @@ def vector_traces(figure: go.Figure, max_points: int = VECTOR_POINTS) -> go.Figu
     return go.Figure(data=traces, layout=figure.layout)
 
 
-def figure_html(figure: go.Figure, title: str = "") -> bytes:
+#: The file of plotly.js that the HTML figures of a report folder share.
+PLOTLY_FILE = "plotly.min.js"
+
+
+def figure_html(figure: go.Figure, title: str = "", shared_plotly: bool = False) -> bytes:
     """A standalone HTML page of the interactive figure, plotly.js embedded inline (no CDN,
-    no request to another host)."""
-    html = pio.to_html(figure, include_plotlyjs=True, full_html=True, config={
-        "displaylogo": False, "responsive": True,
-    })
+    no request to another host); with ``shared_plotly``, loaded from :data:`PLOTLY_FILE`
+    beside the page instead (a report folder holds one copy for all its figures)."""
+    html = pio.to_html(figure, include_plotlyjs="directory" if shared_plotly else True,
+                       full_html=True, config={"displaylogo": False, "responsive": True})
     if title:
         html = html.replace("<head>", f"<head><title>{_escape(title)}</title>", 1)
     return html.encode("utf-8")
@@ -233,7 +237,8 @@ def renderer() -> FigureRenderer:
         return _RENDERER
 
 
-def export_figure(figure: go.Figure, fmt: str, title: str = "") -> bytes:
+def export_figure(figure: go.Figure, fmt: str, title: str = "",
+                  shared_plotly: bool = False) -> bytes:
     """The figure in ``fmt`` (``png`` at scale 2, ``svg``, ``pdf`` or standalone ``html``).
 
     Parameters
@@ -244,6 +249,8 @@ def export_figure(figure: go.Figure, fmt: str, title: str = "") -> bytes:
         The format.
     title : str, optional
         The HTML page's title.
+    shared_plotly : bool, optional
+        HTML only: load plotly.js from :data:`PLOTLY_FILE` beside the page.
 
     Returns
     -------
@@ -258,7 +265,7 @@ def export_figure(figure: go.Figure, fmt: str, title: str = "") -> bytes:
     """
     check_choice(fmt, FORMATS, "figure format", "choose png, svg, pdf or html")
     if fmt == "html":
-        return figure_html(figure, title)
+        return figure_html(figure, title, shared_plotly)
     return renderer().render(figure, fmt)
 
 

@@ -177,7 +177,8 @@ def dataset_section(result: AuditResult, audit: AuditData) -> str:
     pairs: list[tuple[str, object]] = [
         ("dataset", result.dataset), ("fingerprint (SHA-256 of the validated data)",
                                       result.fingerprint),
-        ("rows in the data", audit.n), ("rows audited", f"{result.rows:,} ({result.part})"),
+        ("rows in the data", result.stream.rows if result.stream is not None else audit.n),
+        ("rows audited", f"{result.rows:,} ({result.part})"),
         ("classes", ", ".join(audit.classes)),
     ]
     if mapping is not None:
@@ -191,7 +192,27 @@ def dataset_section(result: AuditResult, audit: AuditData) -> str:
     notes = "".join(f"<li>{escape(n.message)}</li>" for n in audit.report)
     notes_html = f"<h3>Validation notes</h3><ul>{notes}</ul>" if notes else \
         "<p class=\"muted\">Validation found nothing to repair.</p>"
-    return f"<h2>Data</h2>{key_value_html(pairs)}{notes_html}"
+    return f"<h2>Data</h2>{key_value_html(pairs)}{notes_html}{stream_section(result)}"
+
+
+def stream_section(result: AuditResult) -> str:
+    """How a streamed audit read the table: what came from every row, what from the seeded
+    sample, and each pass's time ('' for an audit in memory)."""
+    info = result.stream
+    if info is None:
+        return ""
+    passes = "".join(f"<tr><td>{escape(name)}</td><td class=\"num\">{seconds:,.1f} s</td></tr>"
+                     for name, seconds in info.passes)
+    exact = "".join(f"<li>{escape(item)}</li>" for item in info.exact)
+    sampled = "".join(f"<li>{escape(item)}</li>" for item in info.sampled)
+    return (
+        "<h3>How the data were read</h3>"
+        f"<p>The table was streamed partition by partition from {escape(info.source)} on "
+        f"{escape(info.engine)}; no step held more than a partition's rows.</p>"
+        f"<p>Over every audited row:</p><ul>{exact}</ul>"
+        f"<p>On a seeded sample of {info.sample_rows:,} of the {info.rows:,} rows (drawn by "
+        f"row number, so the same wherever the partitions are read):</p><ul>{sampled}</ul>"
+        + (f"<table><tr><th>pass</th><th>time</th></tr>{passes}</table>" if passes else ""))
 
 
 def provenance_section(result: AuditResult, user: str | None) -> str:
@@ -359,7 +380,8 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
                 images: Mapping[str, bytes] | None = None,
                 comparison: pd.DataFrame | None = None,
                 created: dt.datetime | None = None, user: str | None = None,
-                credal: CredalComparison | None = None) -> str:
+                credal: CredalComparison | None = None,
+                plotly_src: str | None = None) -> str:
     """The self-contained HTML report.
 
     Parameters
@@ -374,7 +396,8 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
     images : mapping of str to bytes, optional
         Each figure's key → its SVG or PNG bytes, embedded as ``data:`` images. ``None``:
         an interactive report with plotly.js inline (about 4.5 MB larger; what a machine
-        without Chromium gets).
+        without Chromium gets), or, with ``plotly_src``, loaded from that relative path (a
+        report folder's one copy of plotly.js, which its HTML figures share).
     comparison : pandas.DataFrame, optional
         The recalibration comparison (:data:`core.report.schema.COMPARISON_COLUMNS`).
     created : datetime, optional
@@ -398,7 +421,8 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
         return figure_block(by_key[key], images) if key in by_key else ""
 
     script = "" if images is not None else \
-        f'<script type="text/javascript">{pio_plotlyjs()}</script>'
+        f'<script type="text/javascript">{pio_plotlyjs()}</script>' if plotly_src is None \
+        else f'<script type="text/javascript" src="{escape(plotly_src)}"></script>'
     body = "".join([
         f"<h1>Calibration audit: {escape(result.dataset)}</h1>",
         f"<p class=\"meta\">Created {escape(created.strftime('%Y-%m-%d %H:%M UTC'))} by "

@@ -32,7 +32,7 @@ from core.report.provenance import provenance
 from core.report.summary import findings
 from core.stattests.result import TestResult
 
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 SCHEMA_ID = "calibration-atlas/audit-report"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Columns a recalibration comparison table must have (core.recalibration.compare).
@@ -153,7 +153,8 @@ def dataset_record(result: AuditResult, audit: AuditData) -> dict:
         "groups": list(mapping.groups), "split": mapping.split,
     }
     return {
-        "name": result.dataset, "fingerprint": result.fingerprint, "rows_total": audit.n,
+        "name": result.dataset, "fingerprint": result.fingerprint,
+        "rows_total": result.stream.rows if result.stream is not None else audit.n,
         "rows_audited": result.rows, "part": result.part, "classes": list(audit.classes),
         "columns": columns, "audit_features": list(result.features),
         "validation_notes": [note.message for note in audit.report],
@@ -260,8 +261,23 @@ def report_document(result: AuditResult, audit: AuditData,
         "recalibration": None if comparison is None else {"comparison": comparison},
         "credal": None if credal is None else credal_record(credal),
         "notes": list(result.notes),
+        "stream": stream_record(result),
     }
     return jsonable(document)
+
+
+def stream_record(result: AuditResult) -> dict | None:
+    """How a streamed audit read its table (``None`` for an audit in memory): source,
+    rows, partitions, engine, the seeded sample, what came from all rows and what from the
+    sample, and the seconds of each pass."""
+    info = result.stream
+    if info is None:
+        return None
+    return {"source": info.source, "rows": info.rows, "partitions": info.partitions,
+            "engine": info.engine, "sample_rows": info.sample_rows,
+            "sample_fingerprint": info.sample_fingerprint, "all_rows": list(info.exact),
+            "sample": list(info.sampled),
+            "passes": [{"pass": name, "seconds": seconds} for name, seconds in info.passes]}
 
 
 def report_json(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,

@@ -58,14 +58,25 @@ def spiegelhalter_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None
     """
 
     conf, outcome, notion = pair(probs, y, notion, class_index)
+    return spiegelhalter_from_sums(*spiegelhalter_sums(conf, outcome), notion)
+
+
+def spiegelhalter_sums(conf: np.ndarray, outcome: np.ndarray) -> tuple[float, float]:
+    """``(Σ (y − p)(1 − 2p), Σ (1 − 2p)² p(1 − p))``, the sums of :func:`spiegelhalter_test`
+    (a streamed audit adds them partition by partition)."""
     weight = 1.0 - 2.0 * conf
-    variance = float(np.sum(weight**2 * conf * (1.0 - conf)))
+    return (float(np.sum((outcome - conf) * weight)),
+            float(np.sum(weight**2 * conf * (1.0 - conf))))
+
+
+def spiegelhalter_from_sums(numerator: float, variance: float, notion: str) -> TestResult:
+    """:func:`spiegelhalter_test` from its two sums."""
     if variance <= 0.0:
         raise ValueError(
             "The Spiegelhalter test needs some predictions strictly between 0 and 1 other "
             "than 0.5; here every prediction is 0, 0.5 or 1, so its variance is 0."
         )
-    z = float(np.sum((outcome - conf) * weight) / np.sqrt(variance))
+    z = float(numerator / np.sqrt(variance))
     return TestResult(z, float(2.0 * stats.norm.sf(abs(z))), np.empty(0), "spiegelhalter", 0,
                       {"alternative": "two-sided", "notion": notion})
 

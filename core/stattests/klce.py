@@ -35,8 +35,8 @@ from scipy import stats
 
 from core.data.validation import check_choice, check_count, check_probs_labels
 from core.kernels import engine
-from core.kernels.computation import choose as computation_choice
 from core.kernels.computation import exact_seconds
+from core.kernels.computation import plan as computation_plan
 from core.kernels.resampling import resample_residuals
 from core.kernels.rff import DEFAULT_FEATURES, FourierMap, accumulate_maps, bernoulli_columns
 from core.kernels.spec import KernelInputs, KernelSpec, inputs_for, product_points, spec_from
@@ -208,15 +208,18 @@ def klce_test(
     features with ``n_features`` features (consistency nulls only; the level stays exact,
     :mod:`core.kernels.rff`); ``"block"`` the linear-time block z-test of the plain KLCE² (blocks of
     ``block_size`` rows); ``"auto"`` exact while it takes at most a few seconds here, else
-    rff. ``parameters["computation"]`` says which ran and why.
+    rff, with D and B sized to the data (:func:`core.kernels.computation.plan`).
+    ``parameters["computation"]`` says which ran and why.
     """
     inputs = checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
                                                     standardize, class_index))
     scheme, variants = null_scheme(null)
     n_resamples = check_count("n_resamples", n_resamples, 1)
     n = inputs.p.shape[0]
-    label, reason = computation_choice(computation, n, n_resamples + 1, n_features,
-                                       exact_only(scheme, null))
+    chosen = computation_plan(computation, n, n_resamples, n_features,
+                              exact_only(scheme, null))
+    label, reason = chosen.label, chosen.reason
+    n_resamples, n_features = chosen.n_resamples, chosen.n_features
     if label == "block":
         return _block_test(inputs, check_count("block_size", block_size, 2), reason)
     tested = variants if "plain" in variants else ("plain", *variants)
@@ -263,15 +266,31 @@ def fourier_statistics(base: KernelInputs, bandwidths: Sequence[tuple[float, flo
                        progress: Callable[[float], None] | None = None) -> np.ndarray:
     """``(len(bandwidths), len(variants), B + 1)`` plain / centred KLCE² under random Fourier
     features at each ``(σ_p, σ_x)`` pair, from one pass over the rows with the consistency
-    resamples drawn chunk by chunk (:mod:`core.kernels.rff`). Every pair uses the same W and b on
-    the unscaled coordinates ``[p, x]``, divided by its bandwidths, so a grid point and a single
+    resamples drawn row by row (:mod:`core.kernels.rff`). Every pair uses the same W on the
+    unscaled coordinates ``[p, x]``, divided by its bandwidths, so a grid point and a single
     test at the same bandwidths give the same statistic."""
-    n, n_x = base.p.shape[0], base.n_features
+    n = base.p.shape[0]
     coordinates = product_points(base.p, base.features, 1.0, 1.0)
-    fourier = FourierMap.draw(coordinates.shape[1], n_features, seed)
+    fourier, per_column = fourier_maps(coordinates.shape[1], base.n_features, bandwidths,
+                                       n_features, seed)
+    sums = accumulate_maps(coordinates,
+                           bernoulli_columns(base.p, base.residuals, n_resamples, seed),
+                           fourier, per_column, progress=progress)
+    return fourier_values(sums, variants, n)
+
+
+def fourier_maps(dimension: int, n_x: int, bandwidths: Sequence[tuple[float, float]],
+                 n_features: int, seed: int) -> tuple[FourierMap, np.ndarray]:
+    """The random map of :func:`fourier_statistics` on ``[p, x]`` coordinates of
+    ``dimension`` columns (``n_x`` of them features) and the per-column bandwidths of each
+    ``(σ_p, σ_x)`` pair (a streamed test accumulates the same maps partition by partition)."""
+    fourier = FourierMap.draw(dimension, n_features, seed)
     per_column = np.array([[sigma_p] + [sigma_x] * n_x for sigma_p, sigma_x in bandwidths])
-    sums = accumulate_maps(coordinates, bernoulli_columns(base.p, base.residuals, n_resamples),
-                           fourier, per_column, seed, progress=progress)
+    return fourier, per_column
+
+
+def fourier_values(sums: Sequence, variants: Sequence[str], n: int) -> np.ndarray:
+    """``(maps, variants, B + 1)`` KLCE² of each map's :class:`~core.kernels.rff.FourierSums`."""
     return np.stack([np.stack([getattr(s, variant)() for variant in variants]) for s in sums]
                     ) / (n * (n - 1))
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from core.data.validation import check_count
 from core.kernels import engine
-from core.kernels.computation import choose as computation_choice
 from core.kernels.computation import exact_seconds
+from core.kernels.computation import plan as computation_plan
 from core.kernels.rff import DEFAULT_FEATURES
 from core.kernels.spec import KernelSpec, spec_from
 from core.stattests.klce import (
@@ -86,7 +86,9 @@ def klce_grid_test(
     standardisation and class (its bandwidths, if set, are the grid's centre).
     ``computation``: ``"exact"``, ``"rff"`` (every grid point from the same chunk-wise
     resamples and the same Fourier weights) or ``"auto"`` (exact while the whole grid takes a
-    few seconds here); the aggregated result's ``parameters["computation"]`` says which ran.
+    few seconds here, else random features with D and B sized to the data by
+    :func:`core.kernels.computation.plan`); the aggregated result's
+    ``parameters["computation"]`` says which ran.
     """
     base = checked_inputs(probs, y, X, spec_from(spec, None, None, standardize, class_index))
     n_resamples = check_count("n_resamples", n_resamples, 1)
@@ -97,9 +99,10 @@ def klce_grid_test(
         else np.asarray(feature_bandwidths, dtype=np.float64)
     scheme, variants = null_scheme(null)
     total = p_grid.size * x_grid.size
-    label, reason = computation_choice(computation, base.p.shape[0],
-                                       (n_resamples + 1) * total, n_features,
-                                       exact_only(scheme, null))
+    chosen = computation_plan(computation, base.p.shape[0], n_resamples, n_features,
+                              exact_only(scheme, null), maps=total)
+    label, reason = chosen.label, chosen.reason
+    n_resamples, n_features = chosen.n_resamples, chosen.n_features
     if label == "block":
         raise ValueError("The bandwidth grid runs with the exact computation or random Fourier "
                          "features; the block test has no grid version.")
@@ -120,6 +123,17 @@ def klce_grid_test(
             progress=None if progress is None else
             lambda f: progress(f, f"{label}: all {total} bandwidth pairs, {f:.0%} of the rows")
         ).reshape(values.shape)
+    return grid_result(values, p_grid, x_grid, null, variants, n_resamples, seed, base.spec,
+                       label, reason, exact_seconds(base.p.shape[0], (n_resamples + 1) * total))
+
+
+def grid_result(values: np.ndarray, p_grid: np.ndarray, x_grid: np.ndarray, null: str,
+                variants: Sequence[str], n_resamples: int, seed: int, spec: KernelSpec,
+                label: str, reason: str, exact_estimate: float) -> GridTestResult:
+    """The :class:`GridTestResult` of the statistics ``values`` (``(|p_grid|, |x_grid|,
+    variants, B + 1)``, column 0 observed): each point's p-value and the aggregated max-z
+    test. A streamed audit computes ``values`` from partition sums and finishes here."""
+    total = p_grid.size * x_grid.size
     per_point = np.array([[standardized_maximum(cell) if len(variants) > 1 else cell[0]
                            for cell in row] for row in values])
     p_values = np.array([[resampling_p_value(v[0], v[1:]) for v in row] for row in per_point])
@@ -129,11 +143,10 @@ def klce_grid_test(
         null=maxima[1:], method=f"max-z over {total} bandwidth pairs ({null})",
         n_resamples=n_resamples,
         parameters={"prob_bandwidths": p_grid.tolist(), "feature_bandwidths": x_grid.tolist(),
-                    "seed": seed, "spec": base.spec, "engine": engine.current().describe(),
+                    "seed": seed, "spec": spec, "engine": engine.current().describe(),
                     "computation": label, "computation_reason": reason,
-                    "exact_seconds": exact_seconds(base.p.shape[0], (n_resamples + 1) * total)},
+                    "exact_seconds": exact_estimate},
         p_value_paper=paper_p_value(maxima[0], maxima[1:]),
     )
     return GridTestResult(p_grid, x_grid, per_point[:, :, 0], p_values, aggregated, null,
-                          n_resamples, base.spec)
-
+                          n_resamples, spec)

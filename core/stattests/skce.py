@@ -12,8 +12,13 @@ from scipy import stats
 
 from core.data.validation import check_choice, check_count
 from core.kernels import engine
-from core.kernels.computation import choose as computation_choice
-from core.kernels.resampling import bernoulli_residuals, categorical_labels
+from core.kernels.computation import plan as computation_plan
+from core.kernels.resampling import (
+    bernoulli_residuals,
+    categorical_labels,
+    row_bernoulli_residuals,
+    row_categorical_labels,
+)
 from core.kernels.rff import DEFAULT_FEATURES, FourierMap, accumulate
 from core.kernels.tiles import quadratic_forms
 from core.metrics.skce_estimate import block_estimates, skce_inputs
@@ -53,16 +58,20 @@ def skce_test(
     ``computation`` applies to the consistency test (:mod:`core.kernels.computation`): ``"exact"``
     tiles, ``"rff"`` random Fourier features with ``n_features`` features (labels redrawn
     chunk by chunk; the level stays exact, :mod:`core.kernels.rff`), ``"block"`` the block z-test,
-    ``"auto"`` exact while it takes a few seconds here. ``parameters["computation"]`` says
-    which ran and why.
+    ``"auto"`` exact while it takes a few seconds here, else random features with D and B
+    sized to the data (:func:`core.kernels.computation.plan`). ``parameters["computation"]``
+    says which ran and why.
     """
     check_choice(method, SKCE_METHODS, "SKCE test", f"use one of {SKCE_METHODS}")
     Z, R, sigma = skce_inputs(probs, y, bandwidth)
     n_resamples = check_count("n_resamples", n_resamples, 1)
     n = Z.shape[0]
-    label, reason = computation_choice(computation, n, (n_resamples + 1) * R.shape[1],
-                                       n_features) if method == "consistency" \
-        else (method, "as asked")
+    label, reason = method, "as asked"
+    if method == "consistency":
+        chosen = computation_plan(computation, n, n_resamples, n_features,
+                                  per_resample=R.shape[1])
+        label, reason = chosen.label, chosen.reason
+        n_resamples, n_features = chosen.n_resamples, chosen.n_features
     if method == "block" or label == "block":
         return _block_test(Z, R, sigma, block_size)
     if method == "bound":
@@ -80,15 +89,32 @@ def skce_test(
 def _fourier_consistency(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: int,
                          n_features: int, seed: int) -> np.ndarray:
     """The consistency statistics under random Fourier features (:mod:`core.kernels.rff`): every
-    resample's m residual columns are drawn chunk by chunk and summed per resample."""
+    resample's m residual columns are drawn row by row (the counter-based generator, so any
+    chunking gives the same draws) and summed per resample."""
     n, m = R.shape
-
-    def columns(rows: slice, rng: np.random.Generator) -> np.ndarray:
-        return np.hstack([R[rows], _redrawn_residuals(Z[rows], n_resamples, rng)])
-
     fourier = FourierMap.draw(Z.shape[1], n_features, seed)
-    sums = accumulate(Z / sigma, columns, fourier, seed)
+    sums = accumulate(Z / sigma, consistency_columns(Z, R, n_resamples, seed), fourier)
     return sums.plain().reshape(-1, m).sum(axis=1) / (n * (n - 1))
+
+
+def consistency_columns(Z: np.ndarray, R: np.ndarray, n_resamples: int, seed: int,
+                        offset: int = 0):
+    """The residual columns of the SKCE consistency test for rows ``offset + …`` of the data:
+    the observed ``R`` then B resamples in the layout of :func:`_redrawn_residuals`, labels
+    drawn by :func:`core.kernels.resampling.row_bernoulli_residuals` (binary) or
+    :func:`core.kernels.resampling.row_categorical_labels` at the rows' global numbers."""
+    def columns(rows: slice) -> np.ndarray:
+        start = offset + rows.start
+        z = Z[rows]
+        if z.shape[1] == 1:
+            redrawn = np.sqrt(2.0) * row_bernoulli_residuals(z[:, 0] / np.sqrt(2.0), start,
+                                                             n_resamples, seed)
+        else:
+            redrawn = residuals_of_labels(z, row_categorical_labels(z, start, n_resamples,
+                                                                    seed))
+        return np.hstack([R[rows], redrawn])
+
+    return columns
 
 
 def bound_test(statistic: float, n: int, bandwidth: float) -> TestResult:
@@ -118,10 +144,14 @@ def _redrawn_residuals(Z: np.ndarray, size: int, rng: np.random.Generator) -> np
     """``(n, size·m)`` residuals of labels redrawn from the predictions, in the layout of
     :func:`core.metrics.skce_estimate.prediction_residuals` (binary: the √2-scaled one-dimensional
     form)."""
-    n = Z.shape[0]
     if Z.shape[1] == 1:
         return np.sqrt(2.0) * bernoulli_residuals(Z[:, 0] / np.sqrt(2.0), size, rng)
-    labels = categorical_labels(Z, size, rng)
+    return residuals_of_labels(Z, categorical_labels(Z, size, rng))
+
+
+def residuals_of_labels(Z: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """``(n, B·m)``: ``e_{y*} − p`` of each row's B drawn labels, resample after resample."""
+    n, size = labels.shape
     E = -np.repeat(Z[:, None, :], size, axis=1)
     np.put_along_axis(E, labels[:, :, None],
                       np.take_along_axis(E, labels[:, :, None], axis=2) + 1.0, axis=2)

@@ -16,7 +16,13 @@ import streamlit as st
 from core import audit, local, metrics
 from core.data.audit_data import AuditData
 from core.kernels.spec import inputs_for
-from core.local.embedding import Embedding, embed, embedding_cache_key, prepare_features
+from core.local.embedding import (
+    Embedding,
+    embed,
+    embedding_cache_key,
+    landscape_coordinates,
+    prepare_features,
+)
 from core.local.lcb_estimate import LcbEstimate
 from core.local.lce_estimate import LceResult, lce_result
 from core.local.lce_inputs import confidence_bins
@@ -24,6 +30,7 @@ from core.local.lce_plan import LceMethod, plan_method
 from core.report import charts
 from core.stattests.klce_grid import GridTestResult
 from core.stattests.result import TestResult
+from dashboard.cache import findings
 from dashboard.cache.memo import ProcessMemo
 
 
@@ -178,12 +185,103 @@ def mlce_curve(fingerprint: str, features: tuple[str, ...], method: str,
 _AUDITS = ProcessMemo(limit=4)
 
 
+class PageSections(audit.Sections):
+    """The audit's pieces (:class:`core.audit.Sections`) from the pages' own caches, called
+    with the arguments the pages use: an Export at the settings of the pages reuses what
+    they computed — the reliability table, metrics, tests, group tables, the KLCE grid, the
+    LCB bandwidths and estimate, the slice findings, the embedding and the MLCE curve — and
+    computes only the rest. A seed other than the pages' 0 computes afresh (the pages'
+    caches hold seed 0)."""
+
+    def reliability_table(self, data, notion, class_index, settings):
+        return reliability_table(data.fingerprint, notion, class_index, settings.n_bins,
+                                 settings.strategy, settings.interval, data)
+
+    def metrics(self, data, notion, settings):
+        if settings.seed:
+            return super().metrics(data, notion, settings)
+        return metrics_table(data.fingerprint, notion, settings.n_bins, settings.strategy,
+                             settings.n_bootstrap, settings.bootstrap_method,
+                             settings.computation, data)
+
+    def extended(self, data, notion, class_index, settings):
+        if settings.seed:
+            return super().extended(data, notion, class_index, settings)
+        return extended_metrics(data.fingerprint, notion, class_index, settings.n_bootstrap,
+                                settings.bootstrap_method, data)
+
+    def tests(self, data, notion, class_index, settings):
+        if settings.seed:
+            return super().tests(data, notion, class_index, settings)
+        return calibration_tests(data.fingerprint, notion, class_index,
+                                 settings.test_resamples, settings.computation, data)
+
+    def groups(self, data, group, notion, class_index, settings):
+        return group_diagnostics(data.fingerprint, group, notion, class_index,
+                                 min(settings.n_bins, settings.group_bins), settings.strategy,
+                                 data)
+
+    def klce_grid(self, data, features, settings, progress=None):
+        if settings.seed or settings.grid_features != audit.TEST_FEATURES:
+            return super().klce_grid(data, features, settings, progress)
+        return klce_grid(data.fingerprint, features, settings.class_index, settings.null,
+                         settings.grid_resamples, data, progress, settings.computation)
+
+    def lcb(self, data, features, settings):
+        def select(reference, chosen, class_index):
+            return lcb_bandwidths(reference.fingerprint, chosen, class_index, reference)
+
+        def estimate(reference, query, chosen, class_index, sigma_p, sigma_x, computation,
+                     seed):
+            return lcb_values(reference.fingerprint + query.fingerprint, chosen, class_index,
+                              sigma_p, sigma_x, reference, query, computation)
+
+        return audit.lcb_section(data, features, settings.class_index, select=select,
+                                 estimate_with=estimate)
+
+    def slices(self, data, names, settings, progress=None):
+        if settings.seed:
+            return super().slices(data, names, settings, progress)
+        # the Findings page's key: its settings hold only the slice fields
+        page = audit.AuditSettings(alpha=settings.alpha, error_rate=settings.error_rate,
+                                   slice_depth=settings.slice_depth,
+                                   slice_ranges=settings.slice_ranges,
+                                   slice_resamples=settings.slice_resamples,
+                                   slice_notion=settings.slice_notion)
+        return findings.discovery(data.fingerprint, names, page, data, progress)
+
+    def lce(self, data, features, settings, progress=None):
+        if settings.seed:
+            return super().lce(data, features, settings, progress)
+
+        def coordinates(data_, chosen, method, seed, report):
+            if data_.feature_matrix(chosen).shape[1] == 1:
+                return audit.feature_map(data_, chosen, method, seed, report)
+            fitted = embedding(data_.fingerprint, chosen, method, data_, report)
+            return landscape_coordinates(fitted.coords), fitted
+
+        def curve(conf, correct, coords, gammas, n_bins, method, progress):
+            shown = mlce_curve(data.fingerprint, features, settings.embedding,
+                               audit.CURVE_GAMMAS, coords, conf, correct, method, progress)
+            extra = tuple(g for g in gammas if g not in audit.CURVE_GAMMAS)
+            if extra:  # the report's γ, when the page's curve does not hold it
+                shown = pd.concat([shown, mlce_curve(data.fingerprint, features,
+                                                     settings.embedding, extra, coords, conf,
+                                                     correct, method)])
+            return shown.sort_values("gamma", kind="stable").reset_index(drop=True)
+
+        return audit.lce_section(data, features, settings.embedding, settings.gamma,
+                                 progress=progress, map_with=coordinates, curve_with=curve)
+
+
 def audit_result(settings: audit.AuditSettings, data: AuditData,
                  progress: Callable[[float, str], None] | None = None) -> audit.AuditResult:
     """:func:`core.audit.run_audit` of ``data`` at ``settings``, memoised per process
-    (:class:`ProcessMemo`; the settings are a frozen, hashable value)."""
+    (:class:`ProcessMemo`; the settings are a frozen, hashable value), each piece from the
+    pages' caches (:class:`PageSections`)."""
     return _AUDITS.get((data.fingerprint, settings),
-                       lambda: audit.run_audit(data, settings, progress=progress))
+                       lambda: audit.run_audit(data, settings, progress=progress,
+                                               sections=PageSections()))
 
 
 def has_audit_result(settings: audit.AuditSettings, data: AuditData) -> bool:

@@ -79,8 +79,8 @@ chart(p_value_heatmap_figure(grid.prob_bandwidths, grid.feature_bandwidths, grid
       caption=caption_text(notion="one-vs-rest", split=part, n=data.n,
                            bandwidths={"σ_p centre": grid.spec.prob_bandwidth,
                                        "σ_x centre": grid.spec.feature_bandwidth},
-                           extra=f"features: {scope} · null: {null}, B = {GRID_RESAMPLES}"))
-st.caption(f"p-value at each bandwidth pair (outlined: ≤ α) from B = {GRID_RESAMPLES} shared "
+                           extra=f"features: {scope} · null: {null}, B = {grid.n_resamples}"))
+st.caption(f"p-value at each bandwidth pair (outlined: ≤ α) from B = {grid.n_resamples} shared "
            "resamples; the grid's centre is the median heuristic.")
 
 st.header("At one bandwidth pair")
@@ -117,9 +117,10 @@ chart(null_histogram_figure(result.null, result.statistic, statistic_label=stati
       key="trust_null_hist", title="KLCE null distribution",
       caption=caption_text(notion="one-vs-rest", split=part, n=data.n,
                            bandwidths={"σ_p": sigma_p, "σ_x": sigma_x},
-                           extra=f"null: {null}, B = {n_resamples}, p = {result.p_value:.4f}"))
+                           extra=f"null: {null}, B = {result.n_resamples}, "
+                                 f"p = {result.p_value:.4f}"))
 st.caption(f"The null distribution of the test statistic ({statistic_label}) from "
-           f"{n_resamples} resamples, with the observed value; {data.n:,} rows.")
+           f"{result.n_resamples} resamples, with the observed value; {data.n:,} rows.")
 
 with st.expander("How the default null was chosen"):
     st.markdown(

@@ -1,0 +1,501 @@
+"""Streamed audits: equal to the in-memory path, the level of the streamed random-feature
+tests, the coverage of the Poisson bootstrap, and the large runs (10⁷ rows from Parquet on
+this machine, 10⁸ through a Dask cluster of `dask scheduler` / `dask worker` processes).
+
+    .venv/bin/python -m benchmarks.streaming equality [--rows 1000000]
+    .venv/bin/python -m benchmarks.streaming level [--reps 300] [--rows 100000]
+    .venv/bin/python -m benchmarks.streaming slices-level [--reps 300] [--rows 100000]
+        [--sample-rows 20000] [--resamples 200]
+    .venv/bin/python -m benchmarks.streaming coverage [--reps 200] [--rows 20000]
+    .venv/bin/python -m benchmarks.streaming large --rows 1000000 --single-file
+    .venv/bin/python -m benchmarks.streaming large --rows 10000000 [--folder DIR]
+    .venv/bin/python -m benchmarks.streaming large --rows 100000000 --workers 3 [--folder DIR]
+    .venv/bin/python -m benchmarks.streaming profile [--rows 1000000]
+    .venv/bin/python -m benchmarks.streaming calibrate
+
+``equality`` writes :func:`core.data.simulations.scale_table` to Parquet (row groups of
+131,072 rows), audits it in memory and streamed, and prints the largest difference of every
+streamed statistic (the acceptance: 1e-10 for the sums over rows). ``level`` streams
+calibrated tables (``scale_table(local_bias=0)``: calibrated, locally too) and counts how
+often the KLCE grid's aggregated test and the SKCE consistency test reject at α = 0.05
+(binomial standard error √(0.05·0.95/R)). ``slices-level`` counts how often a streamed
+audit's findings flag a slice of a calibrated table (exact sums over all rows, the max-|T|
+null from a sample of them). ``coverage`` draws tables of the same model,
+computes the in-memory (multinomial) and streamed (Poisson) bootstrap intervals of every
+metric, and counts how often each holds the metric's value on 4,000,000 rows of the model
+(its population value, to about 1e-4). ``large`` writes the table chunk by chunk (never all
+in memory) as a folder of Parquet files of 1,000,000 rows, runs ``calibration-atlas audit`` on
+it in a child process (with ``--workers N``: a `dask scheduler` and N `dask worker
+--nthreads 1` processes on this machine, and ``--dask``), polls the resident memory of the
+command and of every worker, prints the wall time, the peak memory of each and the load
+average, and deletes the data and the report. ``calibrate`` times random-feature passes and
+label draws on this machine (best of three, on its threads) and prints the seconds per unit
+that ``core.kernels.computation`` fixes as RFF_PRODUCT_SECONDS, RFF_FEATURE_SECONDS and
+RFF_DRAW_SECONDS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.audit import AuditSettings, run_audit
+from core.data import AuditData
+from core.data.mapping import ColumnMapping
+from core.data.simulations import SCALE_FEATURES, scale_table
+from core.data.stream import open_source
+from core.stream_audit import run_stream_audit, stream_tests
+
+MAPPING = ColumnMapping(label="label", probs=("prob",), features=SCALE_FEATURES,
+                        groups=("region",))
+ALPHA = 0.05
+ROW_GROUP = 131_072  # a multiple of the random features' 8,192-row chunks
+FILE_ROWS = 1_000_000
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f}"
+
+
+# --------------------------------------------------------------------------- equality
+
+
+def equality(rows: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "scale.parquet"
+        frame = scale_table(rows)
+        frame.to_parquet(path, index=False, row_group_size=ROW_GROUP)
+        settings = AuditSettings(part="all", n_bootstrap=50)
+        print(f"n = {rows:,}; {load()}", flush=True)
+        start = time.perf_counter()
+        memory = run_audit(AuditData.from_mapping(frame, MAPPING), settings)
+        in_memory = time.perf_counter() - start
+        start = time.perf_counter()
+        streamed = run_stream_audit(open_source(path), MAPPING, settings).result
+        seconds = time.perf_counter() - start
+    R, M = streamed.reliability, memory.reliability
+    rows_out = []
+
+    def add(name: str, mine, theirs, kind: str = "sum over rows") -> None:
+        mine, theirs = np.asarray(mine, float), np.asarray(theirs, float)
+        diff = float(np.nanmax(np.abs(mine - theirs))) if mine.size else 0.0
+        rows_out.append({"statistic": name, "kind": kind, "max |streamed − in memory|": diff,
+                         "≤ 1e-10": "yes" if diff <= 1e-10 else "NO"})
+
+    columns = ["count", "mean_confidence", "frequency", "ci_low", "ci_high", "gap"]
+    add("reliability table (15 bins: counts, means, Wilson intervals)",
+        R.table[columns].to_numpy(float), M.table[columns].to_numpy(float))
+    mine = R.metrics.set_index("metric")["value"]
+    theirs = M.metrics.set_index("metric")["value"]
+    for name in ("Accuracy", "Brier score", "NLL", "ECE (L1)", "ECE (L2)", "MCE",
+                 "ACE (classwise)", "ACE (top-label)", "Debiased squared ECE (L2²)"):
+        add(name, mine[name], theirs[name])
+    for key, name in (("hosmer-lemeshow", "Hosmer–Lemeshow statistic"),
+                      ("spiegelhalter", "Spiegelhalter z")):
+        add(name, R.tests[key].statistic, M.tests[key].statistic)
+    for group, (summary, tables) in M.groups.items():
+        numeric = summary.select_dtypes("number").columns
+        add(f"group table ({group}: rows, means, ECE, MCE, Brier, HL p)",
+            R.groups[group][0][numeric].to_numpy(float), summary[numeric].to_numpy(float))
+        add(f"group reliability tables ({group})",
+            np.concatenate([R.groups[group][1][k][columns].to_numpy(float) for k in tables]),
+            np.concatenate([t[columns].to_numpy(float) for t in tables.values()]))
+    kind = "random features (float32 products)"
+    add("SKCE consistency statistic", R.tests["consistency"].statistic,
+        M.tests["consistency"].statistic, kind)
+    add("SKCE consistency p-value", R.tests["consistency"].p_value,
+        M.tests["consistency"].p_value, kind)
+    add("SKCE value (D = 1,024)", mine["SKCE (unbiased)"], theirs["SKCE (unbiased)"], kind)
+    add("KLCE grid statistics (25)", streamed.klce_grid.statistics,
+        memory.klce_grid.statistics, kind)
+    add("KLCE grid p-values (25 and aggregated)",
+        np.append(streamed.klce_grid.p_values.ravel(), streamed.klce_grid.aggregated.p_value),
+        np.append(memory.klce_grid.p_values.ravel(), memory.klce_grid.aggregated.p_value), kind)
+    mine_slices, their_slices = (r.slices.table.sort_values(["slice", "class"])
+                                 for r in (streamed, memory))
+    same = list(mine_slices["slice"]) == list(their_slices["slice"])
+    rows_out.append({"statistic": f"slice family ({memory.slices.n_slices} slices: names, "
+                                  "parents, left out)", "kind": "enumeration",
+                     "max |streamed − in memory|": 0.0 if same and
+                     streamed.slices.family.parents == memory.slices.family.parents and
+                     streamed.slices.family.describe() == memory.slices.family.describe()
+                     else float("nan"), "≤ 1e-10": "yes" if same else "NO"})
+    if same:
+        add("slice rows", mine_slices["rows"], their_slices["rows"])
+        for column, name in (("observed", "slice Σy / rows"), ("predicted", "slice Σp / rows"),
+                             ("gap", "slice gap"), ("statistic", "slice T = Σ(y − p)/√Σp(1 − p)")):
+            add(name, mine_slices[column], their_slices[column])
+    table = pd.DataFrame(rows_out)
+    pd.set_option("display.width", 160)
+    print(table.to_string(index=False))
+    print(f"in memory {in_memory:.1f} s, streamed {seconds:.1f} s "
+          f"({streamed.stream.partitions} partitions); {load()}")
+
+
+# --------------------------------------------------------------------------- level
+
+
+def level(reps: int, rows: int, start: int) -> None:
+    settings = AuditSettings(part="all")
+    grid_rejections = skce_rejections = 0
+    began = time.perf_counter()
+    print(f"n = {rows:,}, {reps} calibrated tables (seeds {start}…{start + reps - 1}); "
+          f"{load()}", flush=True)
+    for rep in range(start, start + reps):
+        frame = scale_table(rows, seed=10_000 + rep, local_bias=0.0)
+        source = open_source(frame, partition_rows=ROW_GROUP // 4)
+        grid, skce = stream_tests(source, MAPPING, AuditSettings(part="all", seed=rep))
+        grid_rejections += grid.aggregated.p_value <= ALPHA
+        skce_rejections += skce.p_value <= ALPHA
+        done = rep - start + 1
+        if done % 25 == 0 or done == reps:
+            print(f"  {done} tables: grid {grid_rejections / done:.3f}, SKCE "
+                  f"{skce_rejections / done:.3f} ({time.perf_counter() - began:.0f} s)",
+                  flush=True)
+    se = np.sqrt(ALPHA * (1 - ALPHA) / reps)
+    print(f"KLCE grid {grid.aggregated.parameters['computation']}, B = {grid.n_resamples}; "
+          f"SKCE {skce.parameters['computation']}, B = {skce.n_resamples}")
+    print("| test | tables | rejections at α = 0.05 | SE | within 0.05 ± 2 SE |")
+    print("|---|---:|---:|---:|---|")
+    for name, count in (("KLCE grid, aggregated (consistency-combined)", grid_rejections),
+                        ("SKCE consistency", skce_rejections)):
+        rate = count / reps
+        print(f"| {name} | {reps} | {rate:.3f} | {se:.4f} | "
+              f"{'yes' if abs(rate - ALPHA) <= 2 * se else 'NO'} |")
+    print(f"{time.perf_counter() - began:.0f} s in all; {load()}; settings {settings}")
+
+
+# --------------------------------------------------------------------------- slice findings
+
+
+def slices_level(reps: int, rows: int, sample_rows: int, resamples: int, start: int) -> None:
+    """How often a streamed audit flags a slice of a calibrated model: every slice's exact
+    sums over all rows, the max-|T| null from ``sample_rows`` of them (what
+    :func:`core.local.slice_streamed.streamed_discovery` does after the passes, whose sums
+    equal the in-memory ones: ``equality``), FWER and FDR at α = 0.05."""
+    from dataclasses import replace
+
+    from core.audit import slice_frame
+    from core.kernels.resampling import row_sample
+    from core.local.slice_discovery import finish_discovery, slice_targets
+    from core.local.slice_space import enumerate_slices
+    from core.local.slice_streamed import row_targets, sample_parts
+
+    flagged = {"fwer": 0, "fdr": 0}
+    began = time.perf_counter()
+    print(f"n = {rows:,}, null from a sample of {sample_rows:,}, B = {resamples}, {reps} "
+          f"calibrated tables (seeds {start}…); {load()}", flush=True)
+    names = (*SCALE_FEATURES, "region")
+    for rep in range(start, start + reps):
+        frame = scale_table(rows, seed=30_000 + rep, local_bias=0.0)
+        data = AuditData.from_mapping(frame, MAPPING)
+        family = enumerate_slices(slice_frame(data, tuple(dict.fromkeys(names))))
+        classes = data.classes
+        sums = family.incidence() @ row_targets(data.probs, data.y, "positive", classes)
+        sample = row_sample(rows, sample_rows, rep)
+        sample_family = replace(family, codes=family.codes[sample])
+        scores, targets = slice_targets(data.probs[sample], data.y[sample], "positive",
+                                        classes, resamples)
+        parts, null = sample_parts(sample_family, sums, scores, targets, resamples, rep)
+        for rate in flagged:
+            found = finish_discovery(sample_family, [dict(p) for p in parts], null, ALPHA,
+                                     rate, "positive", resamples, rep)
+            flagged[rate] += found.rejects()
+        done = rep - start + 1
+        if done % 25 == 0 or done == reps:
+            print(f"  {done} tables: FWER {flagged['fwer'] / done:.3f}, FDR "
+                  f"{flagged['fdr'] / done:.3f} ({time.perf_counter() - began:.0f} s)",
+                  flush=True)
+    se = np.sqrt(ALPHA * (1 - ALPHA) / reps)
+    print(f"{family.n_slices} slices ({family.describe()})")
+    print("| error rate | tables | any slice flagged at α = 0.05 | SE | at most 0.05 + 2 SE |")
+    print("|---|---:|---:|---:|---|")
+    for rate, count in flagged.items():
+        share = count / reps
+        print(f"| {rate.upper()} | {reps} | {share:.3f} | {se:.4f} | "
+              f"{'yes' if share <= ALPHA + 2 * se else 'NO'} |")
+    print(f"{time.perf_counter() - began:.0f} s in all; {load()}")
+
+
+# --------------------------------------------------------------------------- coverage
+
+
+COVERED = ("Accuracy", "Brier score", "NLL", "ECE (L1)", "ECE (L2)", "MCE", "ACE (classwise)",
+           "ACE (top-label)", "Debiased squared ECE (L2²)")
+
+
+def coverage(reps: int, rows: int, resamples: int) -> None:
+    from core import metrics
+
+    truth_frame = scale_table(4_000_000, seed=99)
+    data = AuditData.from_mapping(truth_frame, MAPPING)
+    truth = metrics.metrics_table(data.probs, data.y, n_resamples=0).set_index("metric")[
+        "value"]
+    del truth_frame, data
+    settings = AuditSettings(part="all", n_bootstrap=resamples, grid_features=2,
+                             grid_resamples=1, test_resamples=1)
+    hits = {name: np.zeros(2) for name in COVERED}
+    widths = {name: np.zeros(2) for name in COVERED}
+    began = time.perf_counter()
+    print(f"n = {rows:,}, B = {resamples}, {reps} tables; {load()}", flush=True)
+    for rep in range(reps):
+        frame = scale_table(rows, seed=20_000 + rep)
+        data = AuditData.from_mapping(frame, MAPPING)
+        table = metrics.metrics_table(data.probs, data.y, n_resamples=resamples, seed=rep)
+        streamed = run_stream_audit(open_source(frame), MAPPING,
+                                    AuditSettings(**{**settings.__dict__, "seed": rep}),
+                                    sample_rows=1000).result.reliability.metrics
+        for k, frame_ in enumerate((table.set_index("metric"), streamed.set_index("metric"))):
+            for name in COVERED:
+                low, high = frame_.loc[name, "ci_low"], frame_.loc[name, "ci_high"]
+                hits[name][k] += low <= truth[name] <= high
+                widths[name][k] += high - low
+        if (rep + 1) % 25 == 0:
+            print(f"  {rep + 1} tables ({time.perf_counter() - began:.0f} s)", flush=True)
+    print("| metric | population value | coverage, in-memory bootstrap | coverage, Poisson "
+          "bootstrap (streamed) | mean width, in memory | mean width, Poisson |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in COVERED:
+        rates = hits[name] / reps
+        se = np.sqrt(rates * (1 - rates) / reps)
+        print(f"| {name} | {truth[name]:.5f} | {rates[0]:.3f} ± {se[0]:.3f} | "
+              f"{rates[1]:.3f} ± {se[1]:.3f} | {widths[name][0] / reps:.5f} | "
+              f"{widths[name][1] / reps:.5f} |")
+    print(f"95% basic intervals; ± one binomial SE √(r(1 − r)/R). "
+          f"{time.perf_counter() - began:.0f} s; {load()}")
+
+
+# --------------------------------------------------------------------------- large runs
+
+
+def write_folder(folder: Path, rows: int) -> None:
+    """The scale table, ``rows`` rows, as Parquet files of :data:`FILE_ROWS` rows written
+    one at a time (row groups of :data:`ROW_GROUP` rows): never more than a file in memory."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for k, start in enumerate(range(0, rows, FILE_ROWS)):
+        size = min(FILE_ROWS, rows - start)
+        scale_table(size, seed=1_000 + k).to_parquet(folder / f"part-{k:05d}.parquet",
+                                                     index=False, row_group_size=ROW_GROUP)
+
+
+def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool = False,
+          formats: str | None = "png,html") -> None:
+    import psutil
+
+    base = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ca-stream-"))
+    data, out = base / (f"scale-{rows}.parquet" if single else f"scale-{rows}"), base / "report"
+    began = time.perf_counter()
+    if not data.exists():
+        if single:  # one file: audited in memory up to 2,000,000 rows
+            scale_table(rows).to_parquet(data, index=False, row_group_size=ROW_GROUP)
+        else:
+            write_folder(data, rows)
+    files = [data] if single else list(data.iterdir())
+    print(f"wrote {rows:,} rows to {data} in {time.perf_counter() - began:.0f} s "
+          f"({sum(f.stat().st_size for f in files) / 2**30:.2f} GiB); {load()}",
+          flush=True)
+    processes, command = [], [str(Path(sys.executable).parent / "calibration-atlas"),
+                              "audit",
+                              str(data), "--label", "label", "--prob", "prob", "--features",
+                              ",".join(SCALE_FEATURES), "--groups", "region", "--out", str(out),
+                              *(["--formats", formats] if formats else [])]
+    try:
+        if workers:
+            port = 8786 + (os.getpid() % 1000)
+            dask = str(Path(sys.executable).parent / "dask")
+            scheduler = subprocess.Popen([dask, "scheduler", "--port", str(port),
+                                          "--dashboard-address", ":0", "--no-show"],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            processes.append(scheduler)
+            time.sleep(3)
+            for _ in range(workers):
+                processes.append(subprocess.Popen(
+                    [dask, "worker", f"tcp://127.0.0.1:{port}", "--nthreads", "1",
+                     "--nworkers", "1", "--memory-limit", "3GiB", "--no-dashboard"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            time.sleep(5)
+            command += ["--dask", f"tcp://127.0.0.1:{port}"]
+        print("running:", " ".join(command), flush=True)
+        load_before = load()
+        start = time.perf_counter()
+        # the command's output goes to a file: a pipe read only at the end fills (64 KiB, about
+        # 650 progress lines) and blocks the command writing to it
+        log = open(base / "command.log", "w+")  # noqa: SIM115 — closed below
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True)
+        watched = {"command": psutil.Process(child.pid)}
+        for k, process in enumerate(processes[1:]):
+            watched[f"worker {k + 1}"] = psutil.Process(process.pid)
+        peaks = dict.fromkeys(watched, 0)
+        while child.poll() is None:
+            for name, process in watched.items():
+                try:
+                    family = [process, *process.children(recursive=True)] \
+                        if name.startswith("worker") else [process]
+                    rss = sum(p.memory_info().rss for p in family)
+                    peaks[name] = max(peaks[name], rss)
+                except psutil.Error:
+                    continue
+            time.sleep(0.2)
+        log.seek(0)
+        lines = log.read().splitlines()
+        log.close()
+        wall = time.perf_counter() - start
+        for line in lines:
+            if not line.startswith("audit  [") or "partitions" not in line or \
+                    line.endswith(" 0 of") or "1 of" in line[-20:]:
+                print(" ", line)
+        print(f"exit status {child.returncode}; wall time {wall:.0f} s ({wall / 60:.1f} min)")
+        for name, peak in peaks.items():
+            print(f"peak resident memory, {name}: {peak / 2**20:,.0f} MiB")
+        print(f"{load_before} before, {load()} after")
+        if out.exists():
+            sizes = {f.name: f.stat().st_size for f in out.rglob("*") if f.is_file()}
+            print(f"report.html {sizes.get('report.html', 0) / 2**20:.2f} MiB; output folder "
+                  f"{sum(sizes.values()) / 2**20:.2f} MiB")
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        if not keep:
+            if single:
+                data.unlink(missing_ok=True)
+            shutil.rmtree(base if folder is None else data, ignore_errors=True)
+            shutil.rmtree(out, ignore_errors=True)
+
+
+def profile_audit(rows: int, top: int) -> None:
+    """The 10⁶-row command's work, one piece after another (the command runs the Reliability
+    page's numbers beside the local pages'), under pyinstrument: what takes the time."""
+    from pyinstrument import Profiler
+
+    from core import cli
+    from core.audit import Sections
+    from core.report import build_report
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "scale.parquet"
+        scale_table(rows).to_parquet(path, index=False, row_group_size=ROW_GROUP)
+        options = cli.build_parser().parse_args(
+            ["audit", str(path), "--label", "label", "--prob", "prob", "--features",
+             ",".join(SCALE_FEATURES), "--groups", "region", "--formats", "png,html"])
+        print(f"n = {rows:,}; {load()}", flush=True)
+        profiler = Profiler()
+        profiler.start()
+        data = cli.load_audit(options)
+        result = run_audit(data, cli.settings_for(options, data), sections=Sections())
+        build_report(result, data, formats=("png", "html"), shared_plotly=True)
+        profiler.stop()
+    text = profiler.output_text(unicode=True, color=False, show_all=False)
+    print("\n".join(text.splitlines()[:top]))
+    print(load())
+
+
+def calibrate() -> None:
+    from core.kernels import computation
+    from core.kernels.resampling import row_bernoulli_residuals
+    from core.kernels.rff import FourierMap, accumulate_maps
+
+    rng = np.random.default_rng(0)
+    n, d = 200_000, 4
+    points, p = rng.standard_normal((n, d)), rng.random(n)
+    residuals = (rng.random(n) < p) - p
+
+    def best(call) -> float:
+        call()
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    def columns_of(width: int):
+        E = np.column_stack([residuals, rng.standard_normal((n, width - 1))])
+        return lambda rows: E[rows]
+
+    print(f"{load()}", flush=True)
+    maps = np.ones((1, d))
+    fourier = FourierMap.draw(d, 256, 0)
+    wide = best(lambda: accumulate_maps(points, columns_of(201), fourier, maps))
+    narrow = best(lambda: accumulate_maps(points, columns_of(1), fourier, maps))
+    product = (wide - narrow) / (n * 256 * 200)
+    feature = narrow / (n * 256)
+    draws = best(lambda: [row_bernoulli_residuals(p[s:s + 8192], s, 200, 0)
+                          for s in range(0, n, 8192)]) / (n * 200)
+    print("| unit | measured (s) | fixed in core.kernels.computation (s) |")
+    print("|---|---:|---:|")
+    for name, value, fixed in (
+            ("row · feature · column of a chunk product", product,
+             computation.RFF_PRODUCT_SECONDS),
+            ("row · feature (cosine and sine)", feature, computation.RFF_FEATURE_SECONDS),
+            ("row · resample (a label draw, one thread; the plan halves it: two threads)",
+             draws, computation.RFF_DRAW_SECONDS)):
+        print(f"| {name} | {value:.2e} | {fixed:.1e} |")
+    print(f"{load()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    equal = commands.add_parser("equality")
+    equal.add_argument("--rows", type=int, default=1_000_000)
+    lev = commands.add_parser("level")
+    lev.add_argument("--reps", type=int, default=300)
+    lev.add_argument("--rows", type=int, default=100_000)
+    lev.add_argument("--start", type=int, default=0)
+    sl = commands.add_parser("slices-level")
+    sl.add_argument("--reps", type=int, default=300)
+    sl.add_argument("--rows", type=int, default=100_000)
+    sl.add_argument("--sample-rows", type=int, default=20_000)
+    sl.add_argument("--resamples", type=int, default=200)
+    sl.add_argument("--start", type=int, default=0)
+    cov = commands.add_parser("coverage")
+    cov.add_argument("--reps", type=int, default=200)
+    cov.add_argument("--rows", type=int, default=20_000)
+    cov.add_argument("--resamples", type=int, default=200)
+    big = commands.add_parser("large")
+    big.add_argument("--rows", type=int, default=10_000_000)
+    big.add_argument("--workers", type=int, default=0)
+    big.add_argument("--folder", type=Path, default=None)
+    big.add_argument("--keep", action="store_true", help="keep the generated data")
+    big.add_argument("--formats", default="png,html",
+                     help="the command's --formats ('' for its default, all four)")
+    big.add_argument("--single-file", action="store_true",
+                     help="one Parquet file (audited in memory up to 2,000,000 rows)")
+    prof = commands.add_parser("profile")
+    prof.add_argument("--rows", type=int, default=1_000_000)
+    prof.add_argument("--top", type=int, default=70)
+    commands.add_parser("calibrate")
+    args = parser.parse_args()
+    if args.command == "equality":
+        equality(args.rows)
+    elif args.command == "level":
+        level(args.reps, args.rows, args.start)
+    elif args.command == "slices-level":
+        slices_level(args.reps, args.rows, args.sample_rows, args.resamples, args.start)
+    elif args.command == "coverage":
+        coverage(args.reps, args.rows, args.resamples)
+    elif args.command == "profile":
+        profile_audit(args.rows, args.top)
+    elif args.command == "calibrate":
+        calibrate()
+    else:
+        large(args.rows, args.workers, args.folder, args.keep, args.single_file, args.formats)
+
+
+if __name__ == "__main__":
+    main()

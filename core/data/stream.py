@@ -1,0 +1,508 @@
+"""Tables read partition by partition: a Parquet file, a folder of Parquet files, a Dask
+DataFrame (or a pandas one, cut into partitions), for audits of more rows than memory holds.
+
+A :class:`TableSource` lists the partitions of a table — the row groups of the Parquet files
+(sorted by path, so the order is the same on every run), or the partitions of a DataFrame —
+with the global number of each partition's first row, and reads one partition at a time,
+only the columns asked for (:meth:`TableSource.read`). Nothing here holds more than one
+partition's rows.
+
+Decoding a partition needs a few facts about the whole table: the label values (which
+classes there are, and which is positive), the levels of categorical features and group
+attributes (so that every partition one-hot encodes the same columns) and how many rows each
+partition audits (so that a seeded sample or a row's place among the audited rows is the
+same wherever it is computed). :func:`schema_part` collects them from one partition's label,
+categorical and split columns, :func:`combine_schema` joins the partitions' parts into a
+:class:`StreamSchema` — the first, light pass of a streamed audit.
+
+:func:`decode` then validates and decodes a partition with the same checks and sentences as
+:meth:`core.data.audit_data.AuditData.from_mapping` (the same functions: probability columns,
+numeric values, splits), row numbers counted over the whole table
+(:func:`core.data.problems.rows_from`), so a bad row in the 37th partition is named by its
+row in the table. What only the whole table can show (fewer than two classes, too many levels)
+is checked on the schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from core.data.audit_data import MIN_ROWS, AuditData
+from core.data.features import SPLITS, split_values
+from core.data.mapping import ColumnMapping, check_roles_distinct
+from core.data.predictions import (
+    binary_labels,
+    label_strings,
+    multiclass_labels,
+    probability_columns,
+)
+from core.data.problems import DataError, ValidationNote, describe_rows, quote_list, rows_from
+from core.data.readers import PARQUET_SUFFIXES
+from core.data.table import MAX_LEVELS, MISSING_LEVEL, is_categorical, numeric_values
+
+#: Rows per partition when a pandas DataFrame is streamed (Parquet's default row group).
+PARTITION_ROWS = 1 << 20
+
+
+# --------------------------------------------------------------------------- sources
+
+
+@dataclass(frozen=True)
+class Partition:
+    """One unit of streamed work: ``rows`` rows from global row ``start`` (0-based) — a row
+    group ``row_group`` of the Parquet file ``path``, or partition ``index`` of a frame."""
+
+    index: int
+    start: int
+    rows: int
+    path: str | None = None
+    row_group: int | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class TableSource:
+    """A table too large to hold, as partitions read one at a time.
+
+    ``frame`` is the Dask or pandas DataFrame of a frame source (``None`` for Parquet,
+    read from ``partitions[i].path``); ``columns`` are the table's column names.
+    """
+
+    name: str
+    columns: tuple[str, ...]
+    partitions: tuple[Partition, ...]
+    frame: object | None = field(default=None, repr=False)
+    kind: str = "parquet"  # "parquet", "dask" or "pandas"
+
+    @property
+    def n(self) -> int:
+        return sum(p.rows for p in self.partitions)
+
+    def read(self, partition: Partition, columns: Sequence[str]) -> pd.DataFrame:
+        """The rows of one partition, only ``columns``, index 0 … rows − 1."""
+        columns = list(dict.fromkeys(columns))
+        if self.kind == "parquet":
+            return read_row_group(partition.path, partition.row_group, columns)
+        if self.kind == "pandas":
+            frame = self.frame.iloc[partition.start:partition.start + partition.rows]
+            return frame[columns].reset_index(drop=True)
+        return self.frame.get_partition(partition.index)[columns].compute() \
+            .reset_index(drop=True)
+
+    def without_frame(self) -> TableSource:
+        """The source as sent to a cluster's workers: a Parquet source reads its files there;
+        a frame source's partitions travel as the frame's own tasks instead."""
+        return self if self.kind == "parquet" else dataclasses.replace(self, frame=None)
+
+    def describe(self) -> str:
+        """``'scores/ (38 Parquet files, 96 row groups, 100,000,000 rows)'``."""
+        if self.kind == "parquet":
+            files = len({p.path for p in self.partitions})
+            return (f"{self.name} ({files:,} Parquet file{'s' if files > 1 else ''}, "
+                    f"{len(self.partitions):,} row groups, {self.n:,} rows)")
+        return f"{self.name} ({self.kind} DataFrame, {len(self.partitions):,} partitions, " \
+               f"{self.n:,} rows)"
+
+
+def read_row_group(path: str, row_group: int, columns: Sequence[str]) -> pd.DataFrame:
+    """One row group of a Parquet file, only ``columns``, as a frame."""
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(path).read_row_group(row_group, columns=list(columns))
+    return table.to_pandas()
+
+
+def parquet_files(path: Path) -> list[Path]:
+    """The Parquet files of a file or folder (recursively, by path), or a DataError."""
+    if not path.exists():
+        raise DataError(f"'{path}' does not exist. Give a Parquet file or a folder of Parquet "
+                        "files.")
+    if path.is_file():
+        if path.suffix.lower() not in PARQUET_SUFFIXES:
+            raise DataError(
+                f"'{path.name}' is not a Parquet file; only Parquet files and folders of them "
+                "are read partition by partition. Convert it to Parquet (pandas: "
+                "read_csv(...).to_parquet(...)), or audit it in memory.")
+        return [path]
+    files = sorted(f for f in path.rglob("*") if f.is_file()
+                   and f.suffix.lower() in PARQUET_SUFFIXES and not f.name.startswith((".", "_")))
+    if not files:
+        raise DataError(f"The folder '{path}' holds no Parquet files (*.parquet, *.pq).")
+    return files
+
+
+def open_source(source: str | Path | object, name: str | None = None,
+                partition_rows: int = PARTITION_ROWS) -> TableSource:
+    """A :class:`TableSource` for a Parquet file, a folder of Parquet files (every file with
+    the same columns), a Dask DataFrame or a pandas DataFrame (cut into partitions of
+    ``partition_rows``); raises DataError with a sentence when the files cannot be read or
+    do not agree."""
+    if isinstance(source, pd.DataFrame):
+        frame = source.reset_index(drop=True)
+        starts = range(0, len(frame), partition_rows) if len(frame) else [0]
+        parts = tuple(Partition(k, s, min(partition_rows, len(frame) - s))
+                      for k, s in enumerate(starts))
+        return TableSource(name or "DataFrame", tuple(map(str, frame.columns)), parts, frame,
+                           "pandas")
+    if hasattr(source, "npartitions") and hasattr(source, "map_partitions"):
+        lengths = source.map_partitions(len).compute()
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int)
+        parts = tuple(Partition(k, int(s), int(r))
+                      for k, (s, r) in enumerate(zip(starts, lengths, strict=True)))
+        return TableSource(name or "Dask DataFrame", tuple(map(str, source.columns)), parts,
+                           source, "dask")
+    return _parquet_source(Path(source), name)
+
+
+def _parquet_source(path: Path, name: str | None) -> TableSource:
+    import pyarrow.parquet as pq
+
+    partitions, columns, start = [], None, 0
+    for file in parquet_files(path):
+        try:
+            metadata = pq.ParquetFile(file).metadata
+            names = tuple(str(c) for c in pq.ParquetFile(file).schema_arrow.names)
+        except Exception as error:  # noqa: BLE001 — pyarrow raises many types for bad files
+            raise DataError(f"The file '{file}' could not be read as Parquet "
+                            f"({str(error).strip().splitlines()[0]}). Export it again.") from None
+        if columns is None:
+            columns = names
+        elif names != columns:
+            raise DataError(
+                f"The Parquet files in '{path}' do not share their columns: '{file.name}' has "
+                f"{quote_list(names)}, the first file {quote_list(columns)}. Every file of a "
+                "folder must hold the same columns.")
+        for group in range(metadata.num_row_groups):
+            rows = metadata.row_group(group).num_rows
+            if rows:
+                partitions.append(Partition(len(partitions), start, rows, str(file), group))
+                start += rows
+    return TableSource(name or path.name or str(path), columns or (), tuple(partitions))
+
+
+# --------------------------------------------------------------------------- schema
+
+
+@dataclass(frozen=True)
+class SchemaPart:
+    """What one partition tells of the whole table (:func:`schema_part`)."""
+
+    rows: int
+    labels: frozenset[str]
+    levels: dict[str, frozenset[str]]  # categorical column → its values (as strings)
+    splits: dict[str, int]  # split → rows of the partition in it (empty: no split column)
+    missing: tuple[ValidationNote, ...] = ()
+
+
+def categorical_columns(source_frame: pd.DataFrame, mapping: ColumnMapping) -> tuple[str, ...]:
+    """The mapped features and every group attribute that are categorical (one-hot encoded
+    features, group levels), judged from the columns' types as
+    :func:`core.data.table.is_categorical` does."""
+    features = [c for c in mapping.features if is_categorical(source_frame[c])]
+    return tuple(dict.fromkeys([*features, *mapping.groups]))
+
+
+def schema_columns(mapping: ColumnMapping, categorical: Sequence[str]) -> list[str]:
+    """The columns the schema pass reads: the label, the categorical ones and the split."""
+    return list(dict.fromkeys([mapping.label, *categorical,
+                               *([mapping.split] if mapping.split else [])]))
+
+
+def _levels_of(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, names)``: a categorical column's values as strings, missing values as
+    ``'(missing)'`` (as :class:`AuditData` reads them)."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    names = np.array([str(u) for u in uniques] + [MISSING_LEVEL], dtype=object)
+    return np.where(codes < 0, len(uniques), codes), names
+
+
+def schema_part(frame: pd.DataFrame, mapping: ColumnMapping, categorical: Sequence[str],
+                start: int) -> SchemaPart:
+    """The label values, categorical levels and split counts of one partition (rows
+    ``start + 1 …`` of the table); a missing label or a bad split value raises DataError
+    naming rows of the table."""
+    with rows_from(start):
+        label = frame[mapping.label]
+        missing = label.isna().to_numpy()
+        if missing.any():
+            raise DataError(
+                f"Label column '{mapping.label}' is empty in {describe_rows(missing)}. Remove "
+                "those rows or fill in their labels, then load the table again.")
+        levels, notes = {}, []
+        for column in categorical:
+            codes, names = _levels_of(frame[column])
+            levels[column] = frozenset(names[np.unique(codes)])
+            absent = codes == len(names) - 1
+            if absent.any():
+                notes.append(ValidationNote(
+                    "warning", f"Column '{column}' has missing values in "
+                    f"{describe_rows(absent)}; they form their own level '{MISSING_LEVEL}'."))
+        splits = {}
+        if mapping.split:
+            values = split_values(frame, mapping.split)
+            splits = {s: int(np.count_nonzero(values == s)) for s in SPLITS}
+    return SchemaPart(len(frame), frozenset(np.unique(label_strings(label))), levels, splits,
+                      tuple(notes))
+
+
+@dataclass(frozen=True)
+class StreamSchema:
+    """The facts of the whole table that decoding a partition needs (:func:`combine_schema`).
+
+    ``classes`` in column order (binary: negative, positive); ``label_codes`` each label
+    value's class; ``levels`` the sorted levels of each categorical column; ``categorical``
+    the categorical audit features; ``feature_names`` the encoded feature columns (as
+    :attr:`AuditData.feature_names`); ``split_rows[k]`` the rows of partition k in each split.
+    """
+
+    mapping: ColumnMapping
+    n: int
+    classes: tuple[str, ...]
+    label_codes: dict[str, int]
+    levels: dict[str, tuple[str, ...]]
+    categorical: tuple[str, ...]
+    feature_names: tuple[str, ...]
+    split_rows: tuple[dict[str, int], ...]
+    partition_rows: tuple[int, ...] = ()
+    notes: tuple[ValidationNote, ...] = ()
+    reversed: bool = False  # two probability columns, the first one's class named positive
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    def part_rows(self, part: str) -> np.ndarray:
+        """Rows of each partition that ``part`` audits (``"all"``, or a split)."""
+        if part == "all" or self.mapping.split is None:
+            return np.array(self.partition_rows, dtype=np.int64)
+        return np.array([r.get(part, 0) for r in self.split_rows], dtype=np.int64)
+
+
+def combine_schema(parts: Sequence[SchemaPart], mapping: ColumnMapping,
+                   categorical: Sequence[str], name: str) -> StreamSchema:
+    """Join the partitions' :class:`SchemaPart` (in partition order) into the table's
+    :class:`StreamSchema`; the whole-table checks of :class:`AuditData` (at least
+    ``MIN_ROWS`` rows, two classes, labels matching the probability columns, at most
+    ``MAX_LEVELS`` levels) raise DataError here."""
+    check_roles_distinct(mapping)
+    n = sum(p.rows for p in parts)
+    if n < MIN_ROWS:
+        raise DataError(f"The table has only {n} rows; at least {MIN_ROWS} are needed to "
+                        "assess calibration. Load more data.")
+    values = np.array(sorted(set().union(*(p.labels for p in parts))), dtype=object)
+    notes: list[ValidationNote] = []
+    reversed_ = False
+    if len(mapping.probs) == 1:
+        if len(values) < 2:
+            raise DataError(
+                f"Label column '{mapping.label}' holds only one class ('{values[0]}') in all "
+                f"{n:,} rows. Calibration cannot be assessed without both outcomes; load data "
+                "that contains both classes.")
+        codes, classes = binary_labels(values, mapping.label, mapping.probs[0],
+                                       mapping.positive)
+    else:
+        codes, classes = multiclass_labels(values, mapping.label, mapping.probs)
+        if len(values) < 2:
+            raise DataError(
+                f"Label column '{mapping.label}' holds only one class ('{values[0]}') in all "
+                f"{n:,} rows. Calibration cannot be assessed from a single class; load data "
+                "that contains several classes.")
+        reversed_ = False
+        if mapping.positive is not None and len(classes) == 2:
+            if str(mapping.positive) == classes[0]:  # as AuditData: the named class is column 1
+                codes, classes, reversed_ = 1 - codes, classes[::-1], True
+            elif str(mapping.positive) != classes[1]:
+                raise DataError(f"The positive class '{mapping.positive}' is not one of the "
+                                f"classes {quote_list(classes)}.")
+        absent = [c for i, c in enumerate(classes) if i not in set(codes)]
+        if absent:
+            notes.append(ValidationNote(
+                "info", f"No row has the label {quote_list(absent)}; those classes have "
+                "predicted probabilities but no observations."))
+    levels = {}
+    for column in categorical:
+        found = sorted(set().union(*(p.levels[column] for p in parts)))
+        if len(found) > MAX_LEVELS:
+            role = "group attribute" if column in mapping.groups and \
+                column not in mapping.features else "audit feature"
+            raise DataError(
+                f"Column '{column}' ({role}) has {len(found):,} distinct values; at most "
+                f"{MAX_LEVELS} are allowed for a categorical column. Group rare values "
+                "together or leave the column out.")
+        levels[column] = tuple(found)
+    features = tuple(c for c in mapping.features if c in categorical)
+    names: list[str] = []
+    for column in mapping.features:
+        if column in levels:
+            names += [f"{column}={level}" for level in levels[column]]
+            notes.append(ValidationNote(
+                "info", f"Audit feature '{column}' is categorical with {len(levels[column])} "
+                f"levels; it was one-hot encoded into {len(levels[column])} columns."))
+        else:
+            names.append(str(column))
+    seen: set[str] = set()
+    for part in parts:
+        for note in part.missing:
+            key = note.message.split(" in ")[0]
+            if key not in seen:  # the first partition's rows name each column's problem
+                seen.add(key)
+                notes.append(note)
+    return StreamSchema(mapping, n, tuple(classes),
+                        {str(v): int(c) for v, c in zip(values, codes, strict=True)}, levels,
+                        features, tuple(names), tuple(p.splits for p in parts),
+                        tuple(p.rows for p in parts), tuple(notes), reversed_)
+
+
+# --------------------------------------------------------------------------- decoding
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One decoded partition (or part of one): rows ``start …`` of the table.
+
+    ``probs`` ``(r, m)`` on the simplex, ``y`` class indices, ``X`` the encoded audit
+    features (``schema.feature_names``), ``groups`` each group attribute's level index into
+    ``schema.levels``, ``split`` the split of each row (or ``None``), ``notes`` what was
+    repaired (clipped overshoots, renormalised rows), naming rows of the table.
+    """
+
+    start: int
+    y: np.ndarray
+    probs: np.ndarray
+    X: np.ndarray
+    groups: dict[str, np.ndarray]
+    split: np.ndarray | None
+    notes: tuple[ValidationNote, ...] = ()
+
+    @property
+    def rows(self) -> int:
+        return int(self.y.shape[0])
+
+    def take(self, rows: np.ndarray) -> Chunk:
+        """The rows ``rows`` (indices or a mask) of this chunk (``start`` kept: the rows are
+        no longer contiguous, so only the arrays are meaningful)."""
+        return Chunk(self.start, self.y[rows], self.probs[rows], self.X[rows],
+                     {g: v[rows] for g, v in self.groups.items()},
+                     None if self.split is None else self.split[rows], self.notes)
+
+
+def decode_columns(mapping: ColumnMapping) -> list[str]:
+    """The columns :func:`decode` reads."""
+    return list(dict.fromkeys([mapping.label, *mapping.probs, *mapping.features,
+                               *mapping.groups, *([mapping.split] if mapping.split else [])]))
+
+
+def decode(frame: pd.DataFrame, schema: StreamSchema, start: int) -> Chunk:
+    """Validate and decode one partition (rows ``start + 1 …`` of the table) with the checks
+    and sentences of :class:`AuditData`; raises DataError naming rows of the table."""
+    mapping = schema.mapping
+    notes: list[ValidationNote] = []
+    with rows_from(start):
+        probs = probability_columns(frame, mapping.probs, mapping.logits, "probability", notes)
+        labels = label_strings(frame[mapping.label])
+        lookup = schema.label_codes
+        y = np.fromiter((lookup[v] for v in labels), dtype=np.int64, count=len(labels)) \
+            if len(labels) < 64 else _codes_of(labels, lookup)
+        if schema.reversed:
+            probs = probs[:, ::-1]
+        columns = []
+        for column in mapping.features:
+            if column in schema.categorical:
+                codes = _codes_in(frame[column], schema.levels[column])
+                columns += [(codes == k).astype(float) for k in range(len(schema.levels[column]))]
+            else:
+                columns.append(numeric_values(frame[column].reset_index(drop=True),
+                                              "audit feature"))
+        X = np.column_stack(columns) if columns else np.empty((len(frame), 0))
+        groups = {g: _codes_in(frame[g], schema.levels[g]) for g in mapping.groups}
+        split = split_values(frame, mapping.split) if mapping.split else None
+    return Chunk(start, y, probs, X, groups, split, tuple(notes))
+
+
+def _codes_of(labels: np.ndarray, lookup: dict[str, int]) -> np.ndarray:
+    values, inverse = np.unique(labels.astype(str), return_inverse=True)
+    return np.array([lookup[v] for v in values], dtype=np.int64)[inverse.ravel()]
+
+
+def _codes_in(series: pd.Series, levels: tuple[str, ...]) -> np.ndarray:
+    """Each value's index among the table's sorted ``levels``."""
+    codes, names = _levels_of(series)
+    index = {level: k for k, level in enumerate(levels)}
+    return np.array([index.get(str(name), -1) for name in names], dtype=np.int64)[codes]
+
+
+# --------------------------------------------------------------------------- containers
+
+
+def audit_data(chunk: Chunk, schema: StreamSchema, name: str,
+               fingerprint: str = "") -> AuditData:
+    """An :class:`AuditData` of decoded rows (a streamed audit's seeded sample): the table's
+    classes, encoded features and levels, whatever rows the chunk holds."""
+    mapping = schema.mapping
+    feature_frame = pd.DataFrame(index=pd.RangeIndex(chunk.rows))
+    at = 0
+    for column in mapping.features:
+        if column in schema.categorical:
+            width = len(schema.levels[column])
+            codes = chunk.X[:, at:at + width].argmax(axis=1)
+            feature_frame[column] = np.asarray(schema.levels[column], dtype=object)[codes]
+            at += width
+        else:
+            feature_frame[column] = chunk.X[:, at]
+            at += 1
+    groups = pd.DataFrame({g: np.asarray(schema.levels[g], dtype=object)[chunk.groups[g]]
+                           for g in mapping.groups}, index=pd.RangeIndex(chunk.rows))
+    return AuditData(y=chunk.y, probs=chunk.probs, classes=schema.classes, X=chunk.X,
+                     feature_names=schema.feature_names, feature_frame=feature_frame,
+                     groups=groups, split=chunk.split, report=schema.notes, mapping=mapping,
+                     name=name, fingerprint=fingerprint)
+
+
+def concatenate(chunks: Sequence[Chunk]) -> Chunk:
+    """The rows of several chunks, in order, as one."""
+    if not chunks:
+        raise ValueError("No rows to concatenate.")
+    first = chunks[0]
+    return Chunk(first.start, np.concatenate([c.y for c in chunks]),
+                 np.concatenate([c.probs for c in chunks]),
+                 np.concatenate([c.X for c in chunks]),
+                 {g: np.concatenate([c.groups[g] for c in chunks]) for g in first.groups},
+                 None if first.split is None else np.concatenate([c.split for c in chunks]),
+                 tuple(n for c in chunks for n in c.notes))
+
+
+def chunk_digest(chunk: Chunk) -> bytes:
+    """A digest of a chunk's decoded rows; the digests of the partitions, in order, make
+    the fingerprint of a streamed table (:func:`stream_fingerprint`)."""
+    digest = hashlib.sha1()
+    for array in (chunk.y, chunk.probs, chunk.X, *chunk.groups.values()):
+        digest.update(np.ascontiguousarray(array).tobytes())
+    if chunk.split is not None:
+        digest.update("|".join(chunk.split).encode())
+    return digest.digest()
+
+
+def stream_fingerprint(digests: Sequence[bytes], schema: StreamSchema) -> str:
+    """The fingerprint of a streamed table from its partitions' digests, in order."""
+    digest = hashlib.sha1(b"stream")
+    for part in digests:
+        digest.update(part)
+    digest.update(repr((schema.classes, schema.feature_names)).encode())
+    return digest.hexdigest()[:16]
+
+
+def merge_notes(notes: Sequence[ValidationNote], limit: int = 8) -> tuple[ValidationNote, ...]:
+    """The partitions' repair notes, at most ``limit`` (then one saying how many more)."""
+    unique = list(dict.fromkeys(notes))
+    if len(unique) <= limit:
+        return tuple(unique)
+    return (*unique[:limit], ValidationNote(
+        "warning", f"… and {len(unique) - limit:,} more notes of the same kinds in later "
+        "partitions."))
+
