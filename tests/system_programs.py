@@ -27,6 +27,7 @@ DYNAMIC_CALLS = {
     "tests/test_cli.py": "python",          # sys.executable: the virtual environment's Python
     "tests/test_cluster.py": "python",      # the virtual environment's dask scheduler / worker
     "benchmarks/serve_load.py": "python",   # asyncio.run (no program), the app server
+    "benchmarks/streaming.py": "python",    # the environment's calibration-atlas, dask
     "tests/system_programs.py": "chromium",  # requires_program: shutil.which of a PROGRAMS key
 }
 
