@@ -190,13 +190,6 @@ def smooth_ece_of(conf: np.ndarray, outcome: np.ndarray) -> tuple[float, float]:
     return gridded.smooth_ece(sigma), sigma
 
 
-def smooth_ece_at(conf: np.ndarray, outcome: np.ndarray, sigma: float,
-                  weights: np.ndarray | None = None) -> float:
-    """``smECE_σ`` of one validated (confidence, outcome) pair at a given σ, the rows weighted
-    by ``weights`` (bootstrap multiplicities; ``None``: every row once). No input checks."""
-    return _Gridded(conf, outcome, weights).smooth_ece(sigma)
-
-
 def smooth_ece(probs: ArrayLike, y: ArrayLike, bandwidth: float | None = None,
                notion: str | None = None, class_index: int | None = None) -> float:
     """Smooth ECE (Błasiok & Nakkiran 2023, the SmoothECE ``smECE_σ*``).
