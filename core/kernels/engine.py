@@ -201,7 +201,7 @@ def run_tiles(
 
     ``task`` must be a module-level function (Dask pickles it) whose first argument is the
     array module's name (``"numpy"`` or ``"cupy"``); ``reduce="sum"`` adds the partial sums
-    (on the cluster, for Dask) and ``reduce="stack"`` returns the parts in order.
+    and ``reduce="stack"`` returns the parts in order.
     """
     engine = current()
     if engine.name == "dask":
@@ -291,9 +291,12 @@ def _run_dask(client, task: Callable[..., np.ndarray], shared: tuple[np.ndarray,
     # keys of their own, so releasing one never loses another's data
     scattered = client.scatter(list(shared), broadcast=True, hash=False) if shared else []
     futures = [client.submit(task, "numpy", *scattered, item, pure=False) for item in items]
-    if reduce == "sum":
-        return np.asarray(client.submit(_add, futures).result())
-    return client.gather(futures)
+    # The parts (a vector of B sums a tile) come back to this process and are added here: a
+    # worker that dies is then only a lost part, which the scheduler recomputes for the
+    # futures this client holds. An adding task on the cluster was one more dependent whose
+    # inputs could be lost, and Dask at times cancelled it ("already forgotten").
+    parts = client.gather(futures)
+    return _add(parts) if reduce == "sum" else parts
 
 
 # --------------------------------------------------------------------------- partitions
