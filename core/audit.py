@@ -27,6 +27,7 @@ Sections, in the order of the pages:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -39,7 +40,7 @@ from core.data.validation import check_choice, check_count, check_positive
 from core.kernels import engine
 from core.kernels.computation import COMPUTATIONS, exact_seconds
 from core.kernels.computation import summary as computation_summary
-from core.kernels.engine import in_threads
+from core.kernels.engine import CoreShare, in_threads, machine_workers, sharing
 from core.kernels.resampling import row_sample
 from core.kernels.rff import TEST_FEATURES
 from core.kernels.spec import KernelSpec, one_vs_rest
@@ -731,7 +732,8 @@ def curve_computation(curve: pd.DataFrame) -> str:
 
 def run_audit(audit: AuditData, settings: AuditSettings | None = None,
               progress: Progress | None = None,
-              sections: Sections | None = None) -> AuditResult:
+              sections: Sections | None = None,
+              core_free: Callable[[], None] | None = None) -> AuditResult:
     """Compute every page's numbers for ``audit`` at ``settings`` (default: the pages').
 
     Parameters
@@ -744,6 +746,10 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
         ``progress(fraction, message)``, called as the sections finish.
     sections : Sections, optional
         Where each piece comes from (default: computed; the app passes its caches).
+    core_free : callable, optional
+        Called once, from a lane's thread, when the lanes run side by side and the first of
+        them has finished while the other still runs, so a core is free (the command line
+        starts its figure browser then).
 
     Returns
     -------
@@ -794,13 +800,23 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
             progress(sum(weights[k] * latest[k][0] for k in latest), message)
 
     # On this machine's threads the Reliability page's numbers and the local pages' run side
-    # by side (each uses both cores only part of the time); an app's cached sections and a
-    # cluster or GPU engine run one after the other.
+    # by side, sharing the cores (:class:`~core.kernels.engine.CoreShare`: one thread each
+    # while both run, which measured 1.4 s faster at 10⁶ rows than each lane's pools taking
+    # both cores); an app's cached sections and a cluster or GPU engine run one after the
+    # other.
     if concurrent:
         tick()  # the start (0), before either lane reports
+        share, first_done = CoreShare(2), threading.Lock()
+
+        def run_lane(name: str):
+            with sharing(share):
+                result = reliability_lane() if name == "reliability" else local_lane()
+            if core_free is not None and first_done.acquire(blocking=False):
+                core_free()  # the first lane to finish: the other still runs
+            return result
+
         reliability, (grid, bias, slices, lce) = in_threads(
-            lambda lane_: reliability_lane() if lane_ == "reliability" else local_lane(),
-            ["reliability", "local"], tick=tick)
+            run_lane, ["reliability", "local"], n_jobs=min(2, machine_workers()), tick=tick)
     else:
         reliability = reliability_lane()
         grid, bias, slices, lce = local_lane()

@@ -179,8 +179,61 @@ def to_host(array: object) -> np.ndarray:
 # --------------------------------------------------------------------------- scheduling
 
 
-def default_workers() -> int:
+def machine_workers() -> int:
+    """Threads a pool of this machine uses when nothing shares it: the cores, at most 4."""
     return max(1, min(4, os.cpu_count() or 1))
+
+
+class CoreShare:
+    """Pieces of work running side by side on this machine's threads (the audit's lanes),
+    sharing its cores: while ``k`` of them run, each thread pool started inside one of them
+    gets ``1/k`` of :func:`machine_workers` (at least one thread), so two lanes on two cores
+    run one thread each instead of four threads contending for two cores. A lane calls
+    :meth:`finish` when it is done, and the pools the others start after that get the freed
+    cores."""
+
+    def __init__(self, lanes: int) -> None:
+        self.running = max(1, lanes)
+
+    def finish(self) -> None:
+        self.running = max(1, self.running - 1)
+
+    def workers(self) -> int:
+        return max(1, machine_workers() // self.running)
+
+
+_SHARE: ContextVar[CoreShare | None] = ContextVar("core_share", default=None)
+
+
+@contextmanager
+def sharing(share: CoreShare) -> Iterator[None]:
+    """Run the body as one of the lanes of ``share`` (:class:`CoreShare`); the lane counts as
+    finished when the body ends."""
+    token = _SHARE.set(share)
+    try:
+        yield
+    finally:
+        share.finish()
+        _SHARE.reset(token)
+
+
+@contextmanager
+def whole_machine() -> Iterator[None]:
+    """Thread pools started in the body use all of :func:`machine_workers`, inside a lane of
+    :func:`sharing` too: the speed probes that plans are made from measure the machine, so
+    a lane's plan is the plan the same data gets anywhere else on it."""
+    token = _SHARE.set(None)
+    try:
+        yield
+    finally:
+        _SHARE.reset(token)
+
+
+def default_workers() -> int:
+    """Threads of a pool started here: :func:`machine_workers`, or this lane's share of them
+    inside :func:`sharing`."""
+    share = _SHARE.get()
+    return machine_workers() if share is None else share.workers()
 
 
 def _add(parts: Sequence[np.ndarray]) -> np.ndarray:

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.data.validation import check_count
-from core.kernels.engine import default_workers, in_threads
+from core.kernels.engine import default_workers, in_threads, machine_workers
 from core.kernels.resampling import row_bernoulli_residuals
 
 #: Rows per chunk of the accumulation.
@@ -211,27 +211,28 @@ def accumulate_maps(points: np.ndarray, columns: ColumnSource, fourier: FourierM
     """One pass over the rows for the maps ``z ↦ φ(z / bandwidths[m])`` (``bandwidths``:
     ``(M, d)``, one row per map, ``inf`` drops a column): each chunk's columns are drawn once,
     the columns that share a bandwidth in every map are projected once (:meth:`projections`),
-    and every map accumulates its Φᵀ E and Φᵀ 1. The chunks are shared out among this
-    machine's threads by a fixed stride (so the sums are the same on every run) and their
-    accumulators added; ``progress(fraction)`` reports the chunks done, from the calling
-    thread."""
+    and every map accumulates its Φᵀ E and Φᵀ 1. The chunks are dealt by a fixed stride into
+    one group per core of this machine (:func:`machine_workers`), whatever number of threads
+    runs them (fewer inside an audit's lane), and the groups' accumulators are added in group
+    order, so the sums are the same on every run; ``progress(fraction)`` reports the chunks
+    done, from the calling thread."""
     n = points.shape[0]
     chunks = [slice(start, min(start + chunk_rows, n)) for start in range(0, n, chunk_rows)]
-    workers = max(1, min(default_workers() if n_jobs is None else n_jobs, len(chunks)))
-    done = [0] * workers
+    groups = max(1, min(machine_workers() if n_jobs is None else n_jobs, len(chunks)))
+    done = [0] * groups
 
-    def work(worker: int) -> FourierAccumulator:
+    def work(group: int) -> FourierAccumulator:
         accumulator = FourierAccumulator(fourier, bandwidths)
-        for rows in chunks[worker::workers]:
+        for rows in chunks[group::groups]:
             accumulator.add(points[rows], columns(rows))
-            done[worker] += 1
+            done[group] += 1
         return accumulator
 
     def tick() -> None:
         if progress is not None:
             progress(sum(done) / max(1, len(chunks)))
 
-    parts = in_threads(work, list(range(workers)), workers, tick)
+    parts = in_threads(work, list(range(groups)), n_jobs or default_workers(), tick)
     total = FourierAccumulator(fourier, bandwidths)
     for part in parts:
         total.merge(part)

@@ -142,9 +142,15 @@ def binned_error_bound(
     g = check_gamma(gamma, 2)
     grid_size = check_count("grid_size", grid_size, 2)
     n_bins = check_count("n_bins", n_bins, 1)
-    _, h = _grid_spacing(x, grid_size)
-    span = np.ptp(x, axis=0)
-    tau = float(np.sum(np.where(span > 0, h, 0.0))) / g
+    return error_bound_of_span(np.ptp(x, axis=0), g, grid_size, n_bins)
+
+
+def error_bound_of_span(span: np.ndarray, gamma: float, grid_size: int, n_bins: int) -> float:
+    """:func:`binned_error_bound` from the features' range per axis, ``span`` (computed once
+    for every γ and grid a plan tries): node spacing ``h = span/(grid_size − 1)`` on an axis
+    with a range, none on an axis where all points coincide."""
+    h = np.where(span > 0, span / (grid_size - 1), 0.0)
+    tau = float(np.sum(h)) / gamma
     with np.errstate(over="ignore"):  # a grid far too coarse: the bound is infinite
         return float((1.0 + 1.0 / n_bins) * np.expm1(2.0 * tau) / 2.0)
 

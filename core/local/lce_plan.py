@@ -14,12 +14,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core.data.validation import check_choice, check_count
+from core.kernels.engine import whole_machine
 from core.kernels.tiles import kernel_matmul
 from core.local.lce_grid import (
     DEFAULT_GRID,
     binned_dimension_message,
-    binned_error_bound,
     binned_sums,
+    error_bound_of_span,
 )
 from core.local.lce_inputs import LCE_TILE, check_features, check_gamma
 from core.local.lce_sweep import sweep_sums_bin
@@ -76,7 +77,13 @@ class LceMethod:
 @functools.cache
 def _speeds() -> tuple[float, float, float]:
     """Seconds per pair (tile engine, d = 2), per row·level (sweep, logarithmic path) and per
-    row-or-cell (binned), measured once per process on small problems (about 0.1 s)."""
+    row-or-cell (binned), measured once per process on small problems (about 0.1 s), with
+    the whole machine's threads (:func:`~core.kernels.engine.whole_machine`)."""
+    with whole_machine():
+        return _measure_speeds()
+
+
+def _measure_speeds() -> tuple[float, float, float]:
     rng = np.random.default_rng(0)
     points = rng.random((4096, 2))
     weights = np.vstack([rng.random(4096) * 2, np.ones(4096)])
@@ -135,9 +142,11 @@ def plan_method(features: ArrayLike, gamma: float, method: str = "auto",
                          f"The sweep computes the LCE on 1-D or 2-D features; these have {d}. "
                          "Use method='exact'.")
 
+    span = np.ptp(x, axis=0) if d == 2 else None  # the binned grid's bound needs only this
+
     def binned(size: int, reason: str) -> LceMethod:
         seconds = binned_speed * (n + np.count_nonzero(sizes) * size**2)
-        return LceMethod("binned", size, binned_error_bound(x, g, size, n_bins), seconds,
+        return LceMethod("binned", size, error_bound_of_span(span, g, size, n_bins), seconds,
                          exact_s, reason)
 
     def exact(reason: str) -> LceMethod:
@@ -157,7 +166,7 @@ def plan_method(features: ArrayLike, gamma: float, method: str = "auto",
                          f"the exact sums take about {pairs_s:.1g} s here")
     if d == 2:
         for size in AUTO_GRIDS:
-            if binned_error_bound(x, g, size, n_bins) <= AUTO_MAX_ERROR:
+            if error_bound_of_span(span, g, size, n_bins) <= AUTO_MAX_ERROR:
                 candidate = binned(size, "")
                 if candidate.seconds < exact_s:
                     return replace(candidate, reason=(

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.kernels.engine import default_workers, run_tiles
+from core.kernels.engine import machine_workers, run_tiles
 from core.kernels.resampling import cumulative_probabilities, inverse_cdf
 from core.local.slice_space import SliceFamily, membership_matrix
 
@@ -145,7 +145,7 @@ def slice_sums(family: SliceFamily, scores: RowScores, seed: int = 0,
     ``progress(fraction)`` is called after each batch of chunks."""
     items = chunk_items(family, scores, seed)
     partial = family.n_slices * scores.width * 8
-    batch = max(2 * default_workers(), min(64, BATCH_BYTES // max(1, partial)))
+    batch = max(2 * machine_workers(), min(64, BATCH_BYTES // max(1, partial)))
     total = np.zeros((family.n_slices, scores.width))
     for first in range(0, len(items), batch):
         total += run_tiles(_chunk_sums, (), items[first:first + batch], reduce="sum")

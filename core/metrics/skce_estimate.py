@@ -36,7 +36,7 @@ from core.data.validation import (
     probability_matrix,
 )
 from core.kernels.computation import exact_seconds, plan
-from core.kernels.engine import default_workers, in_threads
+from core.kernels.engine import in_threads, machine_workers
 from core.kernels.resampling import row_poisson_weights
 from core.kernels.rff import CHUNK_ROWS, DEFAULT_FEATURES, FourierMap
 from core.kernels.tiles import median_heuristic, quadratic_forms
@@ -280,19 +280,20 @@ def skce_fourier_draws(Z: np.ndarray, R: np.ndarray, sigma: float, n_resamples: 
     resamples with the random-Fourier-feature kernel ``k̃_ij = φ_iᵀφ_j`` (:mod:`core.kernels.rff`,
     φ of ``Z/σ``), and the plug-in (V-statistic) value for the basic interval, from one pass of
     :class:`SkceFourierSums` over chunks of ``chunk_rows`` rows (shared out among this
-    machine's threads by a fixed stride)."""
+    machine's threads by a fixed stride into one group per core, the groups added in order:
+    the same sums however many threads run them)."""
     fourier = FourierMap.draw(Z.shape[1], n_features, seed)
     starts = list(range(0, Z.shape[0], chunk_rows))
-    workers = max(1, min(default_workers(), len(starts)))
+    groups = max(1, min(machine_workers(), len(starts)))
 
-    def work(worker: int) -> SkceFourierSums:
+    def work(group: int) -> SkceFourierSums:
         sums = SkceFourierSums(fourier, R.shape[1], n_resamples, seed)
-        for start in starts[worker::workers]:
+        for start in starts[group::groups]:
             rows = slice(start, min(start + chunk_rows, Z.shape[0]))
             sums.add(Z[rows] / sigma, R[rows], start)
         return sums
 
-    parts = in_threads(work, list(range(workers)), workers)
+    parts = in_threads(work, list(range(groups)))
     total = parts[0]
     for part in parts[1:]:
         total = total + part
