@@ -92,10 +92,13 @@ def _pair(probs: ArrayLike, y: ArrayLike, notion: str | None,
 
 def _differences(conf: np.ndarray, outcome: np.ndarray, notion: str) -> CumulativeDifferences:
     n = conf.shape[0]
-    order = np.argsort(conf)  # any order within ties: C is read only at the ends of runs
-    s = conf[order]
+    if np.all(conf[:-1] <= conf[1:]):  # already sorted (the bootstrap's resamples are)
+        s, o = conf, outcome
+    else:  # any order within ties: C is read only at the ends of runs
+        order = np.argsort(conf)
+        s, o = conf[order], outcome[order]
     ends = np.flatnonzero(np.append(s[1:] != s[:-1], True))  # last row of each tied run
-    cumulative = np.concatenate([[0.0], np.cumsum(outcome[order] - s)[ends] / n])
+    cumulative = np.concatenate([[0.0], np.cumsum(o - s)[ends] / n])
     variance = np.concatenate([[0.0], np.cumsum(s * (1.0 - s))[ends]])
     sigma_path = np.sqrt(variance) / n
     return CumulativeDifferences(

@@ -53,27 +53,52 @@ class Decomposition:
         return asdict(self)
 
 
+def distinct_values(conf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``numpy.unique(conf, return_inverse=True, return_counts=True)``: in one pass without
+    a sort when ``conf`` is already sorted (the bootstrap hands its resamples over sorted),
+    else by ``numpy.unique``."""
+    n = conf.shape[0]
+    if n > 1 and not np.all(conf[:-1] <= conf[1:]):
+        return np.unique(conf, return_inverse=True, return_counts=True)
+    first = np.empty(n, dtype=bool)  # the first row of each run of equal values
+    first[:1] = True
+    np.not_equal(conf[1:], conf[:-1], out=first[1:])
+    starts = np.flatnonzero(first)
+    return conf[starts], np.cumsum(first) - 1, np.diff(np.append(starts, n))
+
+
 def isotonic_recalibration(conf: np.ndarray, outcome: np.ndarray) -> np.ndarray:
     """Each row's PAV-recalibrated probability ``p̂_i``: the non-decreasing function of the
     confidence closest to the outcomes in squared error, with tied confidences sharing one
     value (their outcomes are pooled before the pool-adjacent-violators pass)."""
-    values, inverse, counts = np.unique(conf, return_inverse=True, return_counts=True)
+    values, inverse, counts = distinct_values(conf)
     means = np.bincount(inverse, outcome, values.shape[0]) / counts
     fitted = isotonic_regression(means, sample_weight=counts.astype(np.float64),
                                  y_min=0.0, y_max=1.0, increasing=True)
     return np.asarray(fitted)[inverse]
 
 
-def _brier(x: np.ndarray | float, outcome: np.ndarray) -> float:
+def _brier(x: np.ndarray, outcome: np.ndarray) -> float:
     return float(np.mean((x - outcome) ** 2))
 
 
-def _log_loss(x: np.ndarray | float, outcome: np.ndarray, clip: bool) -> float:
-    x = np.broadcast_to(np.asarray(x, dtype=np.float64), outcome.shape)
+def _log_loss(x: np.ndarray, outcome: np.ndarray, clip: bool) -> float:
+    """``−(1/n) Σ [y log x + (1 − y) log(1 − x)]`` of 0/1 outcomes: one logarithm a row, of
+    the probability given to what happened (``log1p(−x)`` for a 0)."""
     if clip:
         x = np.clip(x, EPS, 1.0 - EPS)
-    # xlogy(0, 0) = 0: a recalibrated 0 or 1 costs nothing where every outcome agrees with it
-    return float(-np.mean(xlogy(outcome, x) + xlog1py(1.0 - outcome, -x)))
+    happened = outcome.astype(bool)
+    # a recalibrated 0 or 1 costs nothing where every outcome agrees with it, and is never
+    # given to an outcome that disagrees (PAV puts 0 only on a block of 0s)
+    return float(-(np.log(x[happened]).sum() + np.log1p(-x[~happened]).sum()) / x.shape[0])
+
+
+def _climate(base: float, rule: str) -> float:
+    """The score of the constant forecast ȳ on outcomes whose mean is ȳ: ``ȳ(1 − ȳ)`` (Brier)
+    or ``−[ȳ log ȳ + (1 − ȳ) log(1 − ȳ)]`` (log loss, 0·log 0 = 0)."""
+    if rule == "brier":
+        return base * (1.0 - base)
+    return float(-(xlogy(base, base) + xlog1py(1.0 - base, -base)))
 
 
 def _decompose(probs: ArrayLike, y: ArrayLike, notion: str | None, class_index: int | None,
@@ -91,13 +116,12 @@ def decompose_of(conf: np.ndarray, outcome: np.ndarray, rule: str, notion: str,
     if recalibrated is None:
         recalibrated = isotonic_recalibration(conf, outcome)
     base = float(outcome.mean())
+    climate = _climate(base, rule)
     if rule == "brier":
-        score, refined, climate = (_brier(conf, outcome), _brier(recalibrated, outcome),
-                                   _brier(base, outcome))
+        score, refined = _brier(conf, outcome), _brier(recalibrated, outcome)
     else:
         score = _log_loss(conf, outcome, clip=True)
         refined = _log_loss(recalibrated, outcome, clip=False)
-        climate = _log_loss(base, outcome, clip=False)
     # PAV can only improve on the forecast and on the constant ȳ (a non-decreasing function);
     # clipping at 0 removes rounding of order 1e-17.
     return Decomposition(score=score, reliability=max(score - refined, 0.0),

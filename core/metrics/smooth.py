@@ -73,14 +73,19 @@ class _Gridded:
         x = conf * m
         left = np.minimum(x.astype(np.int64), m - 1)
         frac = x - left
-        w = np.ones_like(conf) if weights is None else weights
-        total = float(w.sum())
-        resid = w * (outcome - conf) / total
-        mass = w / total
+        right, rest = left + 1, 1.0 - frac  # each row's share of its two nodes
+        if weights is None:
+            total = float(conf.shape[0])
+            resid = (outcome - conf) / total
+            mass = np.full(conf.shape[0], 1.0 / total)
+        else:
+            total = float(weights.sum())
+            resid = weights * (outcome - conf) / total
+            mass = weights / total
         periods = np.empty((2, 2 * m))
         for row, values in enumerate((resid, mass)):
-            grid = (np.bincount(left, values * (1.0 - frac), minlength=m + 1)
-                    + np.bincount(left + 1, values * frac, minlength=m + 1))
+            grid = (np.bincount(left, values * rest, minlength=m + 1)
+                    + np.bincount(right, values * frac, minlength=m + 1))
             periods[row, : m + 1] = grid
             periods[row, m + 1:] = grid[m - 1:0:-1]  # the mirror image 2 − t
             periods[row, 0] += grid[0]  # the images of 0 and 1 fall on themselves
