@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 from collections.abc import Callable, Sequence
 from html import escape
 
@@ -28,7 +27,7 @@ from core.report.charts import AuditFigure
 from core.report.export import ExportError, export_figure, static_unavailable_reason
 from core.report.html import STYLE, figure_block, key_value_html, pio_plotlyjs, table_html
 from core.report.pdf import html_to_pdf
-from core.report.schema import SCHEMA_VERSION, csv_text, jsonable
+from core.report.schema import SCHEMA_VERSION, csv_text, indented_json, jsonable
 
 Progress = Callable[[float, str], None]
 DIFFERENCE_COLUMNS = ["name", "value_a", "value_b", "difference", "ci_low", "ci_high",
@@ -120,7 +119,7 @@ def comparison_json(result: ComparisonResult, audit: AuditData, settings: Compar
         "differences": result.table, "klce_tests": result.klce_tests,
         "critical_value": result.critical, "slices": result.slices,
     }
-    return json.dumps(jsonable(document), indent=2, ensure_ascii=False)
+    return indented_json(jsonable(document))
 
 
 def build_comparison_report(result: ComparisonResult, audit: AuditData,

@@ -18,6 +18,8 @@ import dataclasses
 import datetime as dt
 import json
 import math
+import re
+import secrets
 from collections.abc import Mapping
 
 import numpy as np
@@ -32,7 +34,7 @@ from core.report.provenance import provenance
 from core.report.summary import findings
 from core.stattests.result import TestResult
 
-SCHEMA_VERSION = "2.2"
+SCHEMA_VERSION = "2.3"
 SCHEMA_ID = "calibration-atlas/audit-report"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Columns a recalibration comparison table must have (core.recalibration.compare).
@@ -182,8 +184,10 @@ def local_record(result: AuditResult) -> dict:
             "prob_bandwidth": lcb.spec.prob_bandwidth,
             "feature_bandwidth": lcb.spec.feature_bandwidth,
             "cross_validation": lcb.cv_table,
+            "computation": lcb.computation,
             "rows": int(lcb.values.size),
             "rows_without_neighbours": int(np.isnan(lcb.values).sum()),
+            "rows_evaluated": None if lcb.rows is None else lcb.rows + 1,
             "values": lcb.values,
         },
         "lce": None if lce is None else {
@@ -283,10 +287,31 @@ def stream_record(result: AuditResult) -> dict | None:
 def report_json(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
                 created: dt.datetime | None = None, user: str | None = None,
                 credal: CredalComparison | None = None) -> str:
-    """:func:`report_document` as indented JSON text (UTF-8, no NaN literals)."""
-    return json.dumps(report_document(result, audit, comparison, created, user=user,
-                                      credal=credal), indent=2,
-                      ensure_ascii=False, allow_nan=False)
+    """:func:`report_document` as indented JSON text (:func:`indented_json`)."""
+    return indented_json(report_document(result, audit, comparison, created, user=user,
+                                         credal=credal))
+
+
+def indented_json(document: object) -> str:
+    """A :func:`jsonable` document as JSON text (UTF-8, no NaN literals) indented by two
+    spaces, except that every array of numbers (``null`` among them) is written on one line:
+    a per-row vector then takes one line instead of one line, with its indent, a number."""
+    token = secrets.token_hex(8)  # marks the arrays; no text of the document can hold it
+    inline: list[str] = []
+
+    def mark(value: object) -> object:
+        if isinstance(value, dict):
+            return {key: mark(item) for key, item in value.items()}
+        if isinstance(value, list):
+            if value and all(item is None or (isinstance(item, (int, float))
+                                              and not isinstance(item, bool)) for item in value):
+                inline.append(json.dumps(value, allow_nan=False))
+                return f"{token}:{len(inline) - 1}"
+            return [mark(item) for item in value]
+        return value
+
+    text = json.dumps(mark(document), indent=2, ensure_ascii=False, allow_nan=False)
+    return re.sub(f'"{token}:(\\d+)"', lambda found: inline[int(found.group(1))], text)
 
 
 def escape_frame(frame: pd.DataFrame) -> pd.DataFrame:

@@ -153,7 +153,7 @@ def export_step(page, folder: Path) -> None:
     assert "Findings: miscalibrated slices" in html and "age 58–88 ∧ race = Black" in html
     results = download(page, "Download results.json", folder)
     document = json.loads(results.read_bytes())
-    assert document["schema_version"] == "2.2"
+    assert document["schema_version"] == "2.3"
     # the report's slice table is the library's on the same rows and settings
     test = load_demo("census").split_part("test")
     library = discover_slices(test.probs, test.y,
