@@ -293,6 +293,7 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
     import psutil
 
     base = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ca-stream-"))
+    base.mkdir(parents=True, exist_ok=True)
     data, out = base / (f"scale-{rows}.parquet" if single else f"scale-{rows}"), base / "report"
     began = time.perf_counter()
     if not data.exists():
@@ -354,14 +355,15 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
             if not line.startswith("audit  [") or "partitions" not in line or \
                     line.endswith(" 0 of") or "1 of" in line[-20:]:
                 print(" ", line)
-        print(f"exit status {child.returncode}; wall time {wall:.0f} s ({wall / 60:.1f} min)")
+        print(f"exit status {child.returncode}; wall time {wall:.1f} s ({wall / 60:.1f} min)")
         for name, peak in peaks.items():
             print(f"peak resident memory, {name}: {peak / 2**20:,.0f} MiB")
         print(f"{load_before} before, {load()} after")
         if out.exists():
             sizes = {f.name: f.stat().st_size for f in out.rglob("*") if f.is_file()}
-            print(f"report.html {sizes.get('report.html', 0) / 2**20:.2f} MiB; output folder "
-                  f"{sum(sizes.values()) / 2**20:.2f} MiB")
+            html, total = sizes.get("report.html", 0), sum(sizes.values())
+            print(f"report.html {html:,} bytes ({html / 1e6:.2f} MB); output folder "
+                  f"{total:,} bytes ({total / 1e6:.2f} MB) in {len(sizes)} files")
     finally:
         for process in reversed(processes):
             process.terminate()
