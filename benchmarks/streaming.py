@@ -11,6 +11,7 @@ this machine, 10⁸ through a Dask cluster of `dask scheduler` / `dask worker` p
     .venv/bin/python -m benchmarks.streaming large --rows 10000000 [--folder DIR]
     .venv/bin/python -m benchmarks.streaming large --rows 100000000 --workers 3 [--folder DIR]
     .venv/bin/python -m benchmarks.streaming profile [--rows 1000000]
+    .venv/bin/python -m benchmarks.streaming lanes [--rows 1000000]
     .venv/bin/python -m benchmarks.streaming calibrate
 
 ``equality`` writes :func:`core.data.simulations.scale_table` to Parquet (row groups of
@@ -379,6 +380,53 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
             shutil.rmtree(out, ignore_errors=True)
 
 
+def lane_timeline(rows: int) -> None:
+    """The 10⁶-row command run in this process as the command line runs it (its two lanes
+    side by side, then the report), with every piece's start and end: where the wall time
+    goes, and how well the lanes are balanced."""
+    import threading
+
+    from core import audit as audit_module
+    from core import cli
+
+    pieces = ("reliability_table", "metrics", "extended", "tests", "groups", "klce_grid",
+              "lcb", "slices", "lce")
+    began, log = time.perf_counter(), []
+
+    def timed(name: str, method):
+        def run(*args, **kwargs):
+            start = time.perf_counter()
+            value = method(*args, **kwargs)
+            log.append((name, start - began, time.perf_counter() - began,
+                        threading.current_thread().name))
+            return value
+        return run
+
+    originals = {name: getattr(audit_module.Sections, name) for name in pieces}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "scale.parquet"
+        scale_table(rows).to_parquet(path, index=False, row_group_size=ROW_GROUP)
+        print(f"n = {rows:,}; {load()}", flush=True)
+        try:
+            for name, method in originals.items():
+                setattr(audit_module.Sections, name, timed(name, method))
+            began = time.perf_counter()
+            cli.main(["audit", str(path), "--label", "label", "--prob", "prob", "--features",
+                      ",".join(SCALE_FEATURES), "--groups", "region", "--out",
+                      str(Path(folder) / "report"), "--formats", "png,html"])
+            ended = time.perf_counter() - began
+        finally:
+            for name, method in originals.items():
+                setattr(audit_module.Sections, name, method)
+    lanes = {thread: f"lane {k + 1}" for k, thread in
+             enumerate(dict.fromkeys(row[3] for row in sorted(log, key=lambda r: r[1])))}
+    print("| piece | lane | start (s) | end (s) | seconds |")
+    print("|---|---|---:|---:|---:|")
+    for name, start, end, thread in sorted(log, key=lambda r: r[1]):
+        print(f"| {name} | {lanes[thread]} | {start:.1f} | {end:.1f} | {end - start:.1f} |")
+    print(f"command (loading, audit, report) {ended:.1f} s; {load()}")
+
+
 def profile_audit(rows: int, top: int) -> None:
     """The 10⁶-row command's work, one piece after another (the command runs the Reliability
     page's numbers beside the local pages'), under pyinstrument: what takes the time."""
@@ -481,6 +529,8 @@ def main() -> None:
     prof = commands.add_parser("profile")
     prof.add_argument("--rows", type=int, default=1_000_000)
     prof.add_argument("--top", type=int, default=70)
+    lanes = commands.add_parser("lanes")
+    lanes.add_argument("--rows", type=int, default=1_000_000)
     commands.add_parser("calibrate")
     args = parser.parse_args()
     if args.command == "equality":
@@ -493,6 +543,8 @@ def main() -> None:
         coverage(args.reps, args.rows, args.resamples)
     elif args.command == "profile":
         profile_audit(args.rows, args.top)
+    elif args.command == "lanes":
+        lane_timeline(args.rows)
     elif args.command == "calibrate":
         calibrate()
     else:

@@ -165,3 +165,30 @@ def test_slice_helpers_on_a_sample_of_rows_and_a_slice_holding_every_row() -> No
     np.testing.assert_array_equal(points["age"], data.feature_frame["age"].to_numpy()[rows])
     inside, rest = slice_reliability(data, family.mask(0), "positive", None)
     assert rest is None and inside["count"].sum() == data.n
+
+
+def test_lanes_side_by_side_give_the_numbers_of_one_after_the_other() -> None:
+    """The two lanes share the cores (one thread each): the same numbers as the sections run
+    one after the other on all threads, and ``core_free`` is called once, when the first
+    lane is done."""
+    from core.audit import Sections
+
+    data = cached_demo("itrustworthy")
+    settings = AuditSettings(n_bootstrap=20, test_resamples=50, grid_resamples=50,
+                             slice_resamples=50)
+    freed = []
+    side_by_side = run_audit(data, settings, core_free=lambda: freed.append(1))
+    in_turn = run_audit(data, settings, sections=Sections())
+    assert freed == [1]
+    np.testing.assert_allclose(
+        side_by_side.reliability.metrics.select_dtypes("number").to_numpy(),
+        in_turn.reliability.metrics.select_dtypes("number").to_numpy(),
+        rtol=1e-12, atol=1e-15, equal_nan=True)
+    for key, test in side_by_side.reliability.tests.items():
+        assert test.p_value == pytest.approx(in_turn.reliability.tests[key].p_value, rel=1e-12)
+    assert side_by_side.klce_grid.aggregated.p_value == \
+        pytest.approx(in_turn.klce_grid.aggregated.p_value, rel=1e-12)
+    np.testing.assert_allclose(side_by_side.lcb.values, in_turn.lcb.values, rtol=1e-12,
+                               equal_nan=True)
+    assert side_by_side.lce.mlce == pytest.approx(in_turn.lce.mlce, rel=1e-12)
+    assert side_by_side.slices.table.equals(in_turn.slices.table)

@@ -66,3 +66,34 @@ def test_classwise_needs_a_class_and_labels_it() -> None:
 def test_single_outcome_leaves_the_slope_empty_not_an_error() -> None:
     table = extended_metrics_table([0.2, 0.4, 0.7, 0.9], [1, 1, 1, 1], n_resamples=0)
     assert np.isnan(table.set_index("metric").loc["Calibration slope", "value"])
+
+
+def test_the_fast_paths_give_the_general_results() -> None:
+    """Sorted input skips the sorts; the log loss takes one logarithm a row; the climate
+    scores are closed forms — each equal to the general computation."""
+    from scipy.special import xlog1py, xlogy
+
+    rng = np.random.default_rng(11)
+    conf = np.round(rng.uniform(0, 1, 5_000), 3)  # ties, as a bootstrap resample has
+    outcome = (rng.random(5_000) < conf).astype(np.int64)
+    order = np.argsort(conf, kind="stable")
+    for c in (conf, conf[order]):  # unsorted, then sorted (the fast path)
+        got = decomposition.distinct_values(c)
+        for a, b in zip(got, np.unique(c, return_inverse=True, return_counts=True),
+                        strict=True):
+            np.testing.assert_array_equal(a, b)
+    sorted_path = cumulative.cumulative_differences(conf[order], outcome[order], "positive")
+    general = cumulative.cumulative_differences(conf, outcome, "positive")
+    np.testing.assert_allclose(sorted_path.cumulative, general.cumulative, atol=1e-15)
+    assert sorted_path.kuiper == pytest.approx(general.kuiper, abs=1e-15)
+    recalibrated = decomposition.isotonic_recalibration(conf, outcome)
+    for rule, score in (("log", lambda x: -np.mean(xlogy(outcome, x)
+                                                    + xlog1py(1 - outcome, -x))),
+                        ("brier", lambda x: np.mean((x - outcome) ** 2))):
+        parts = decomposition.decompose_of(conf, outcome, rule, "positive", recalibrated)
+        clipped = np.clip(conf, decomposition.EPS, 1 - decomposition.EPS)
+        assert parts.score == pytest.approx(score(clipped if rule == "log" else conf),
+                                            rel=1e-13)
+        assert parts.refinement == pytest.approx(score(recalibrated), rel=1e-13)
+        assert parts.uncertainty == pytest.approx(score(np.full(5_000, outcome.mean())),
+                                                  rel=1e-13)

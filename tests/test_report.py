@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import re
 from html import escape
@@ -24,12 +25,20 @@ from core.report.export import (
     available_formats,
     export_figure,
     find_chromium,
+    opaque_png,
     renderer,
     static_unavailable_reason,
 )
 from core.report.html import report_html
 from core.report.pdf import html_to_pdf
-from core.report.schema import csv_text, escape_text, jsonable, report_document, report_json
+from core.report.schema import (
+    csv_text,
+    escape_text,
+    indented_json,
+    jsonable,
+    report_document,
+    report_json,
+)
 from core.report.summary import findings
 from tests.report_fixtures import (
     COMPARISON,
@@ -156,6 +165,23 @@ def test_json_holds_the_numbers_settings_and_fingerprint(audited) -> None:
     assert [r["method"] for r in document["recalibration"]["comparison"]] == \
         list(COMPARISON["method"])
     assert document["summary"][0]["topic"] == "global"
+    lcb = document["local"]["lcb"]
+    assert lcb["computation"] == result.lcb.computation
+    assert lcb["rows"] == len(lcb["values"]) == result.lcb.values.size
+    expected_rows = None if result.lcb.rows is None else (result.lcb.rows + 1).tolist()
+    assert lcb["rows_evaluated"] == expected_rows
+
+
+def test_json_writes_arrays_of_numbers_on_one_line() -> None:
+    document = {"values": [0.25, None, 3], "grid": [[1.5, 2.5], [3.5, 4.5]],
+                "text": ["a:1", "=b"], "flags": [True, False], "empty": [],
+                "records": [{"x": 1}], "trap": "0123456789abcdef:0"}
+    text = indented_json(jsonable(document))
+    assert json.loads(text) == jsonable(document)  # the same document
+    lines = text.splitlines()
+    assert '  "values": [0.25, null, 3],' in lines
+    assert '    [1.5, 2.5],' in lines  # each row of a grid on its own line
+    assert '    "a:1",' in lines and '    true,' in lines  # text and booleans indented
 
 
 def test_report_slices_are_the_librarys(audited) -> None:
@@ -230,6 +256,26 @@ def test_interactive_html_is_self_contained(audited, figures) -> None:
 
 
 # --------------------------------------------------------------------------- export
+
+
+def test_opaque_png_keeps_the_pixels_in_fewer_bytes() -> None:
+    from PIL import Image
+
+    pixels = np.random.default_rng(0).integers(0, 256, (60, 80, 3), dtype=np.uint8)
+    pixels[:, :40] = 255  # a white half, as a figure's background
+    opaque = Image.fromarray(np.dstack([pixels, np.full((60, 80), 255, np.uint8)]), "RGBA")
+    buffer = io.BytesIO()
+    opaque.save(buffer, "PNG", compress_level=1)
+    smaller = opaque_png(buffer.getvalue())
+    assert len(smaller) < buffer.tell()
+    with Image.open(io.BytesIO(smaller)) as image:
+        assert image.mode == "RGB"
+        np.testing.assert_array_equal(np.asarray(image), pixels)  # lossless
+    seethrough = opaque.copy()
+    seethrough.putpixel((0, 0), (1, 2, 3, 128))
+    buffer = io.BytesIO()
+    seethrough.save(buffer, "PNG")
+    assert opaque_png(buffer.getvalue()) == buffer.getvalue()  # transparency is kept
 
 
 @needs_chromium
