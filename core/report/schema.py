@@ -296,7 +296,7 @@ def indented_json(document: object) -> str:
     """A :func:`jsonable` document as JSON text (UTF-8, no NaN literals) indented by two
     spaces, except that every array of numbers (``null`` among them) is written on one line:
     a per-row vector then takes one line instead of one line, with its indent, a number."""
-    token = secrets.token_hex(8)  # marks the arrays; no text of the document can hold it
+    token = secrets.token_hex(8)  # marks the arrays: 64 random bits no text will hold
     inline: list[str] = []
 
     def mark(value: object) -> object:
