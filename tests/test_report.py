@@ -168,6 +168,8 @@ def test_json_holds_the_numbers_settings_and_fingerprint(audited) -> None:
     lcb = document["local"]["lcb"]
     assert lcb["computation"] == result.lcb.computation
     assert lcb["rows"] == len(lcb["values"]) == result.lcb.values.size
+    np.testing.assert_allclose(np.array(lcb["values"], dtype=float), result.lcb.values,
+                               rtol=5e-7, equal_nan=True)  # 7 significant digits
     expected_rows = None if result.lcb.rows is None else (result.lcb.rows + 1).tolist()
     assert lcb["rows_evaluated"] == expected_rows
 

@@ -33,7 +33,7 @@ TREND_DEGREE = 3
 #: Most points a scatter layer of an exported figure draws (a seeded sample beyond, the
 #: caption says so): the report and its files stay small at any number of rows, while the
 #: trends and every number use all evaluated rows.
-SCATTER_POINTS = 2_000
+SCATTER_POINTS = 1_000
 
 
 @dataclass(frozen=True)

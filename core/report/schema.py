@@ -163,6 +163,16 @@ def dataset_record(result: AuditResult, audit: AuditData) -> dict:
     }
 
 
+#: Significant digits of the per-row LCB values in the JSON: float32's precision, far finer
+#: than one value's sampling noise (about ±0.01 on large data, stated in ``computation``).
+LCB_DIGITS = 7
+
+
+def significant(values: np.ndarray, digits: int) -> list[float | None]:
+    """``values`` rounded to ``digits`` significant digits (NaN stays NaN)."""
+    return [float(f"{value:.{digits}g}") for value in np.asarray(values, dtype=np.float64)]
+
+
 def local_record(result: AuditResult) -> dict:
     """KLCE grid and aggregated test, LCB, MLCE over γ, and the slice findings."""
     grid, lcb, lce = result.klce_grid, result.lcb, result.lce
@@ -188,7 +198,7 @@ def local_record(result: AuditResult) -> dict:
             "rows": int(lcb.values.size),
             "rows_without_neighbours": int(np.isnan(lcb.values).sum()),
             "rows_evaluated": None if lcb.rows is None else lcb.rows + 1,
-            "values": lcb.values,
+            "values": significant(lcb.values, LCB_DIGITS),
         },
         "lce": None if lce is None else {
             "gamma": result.settings.gamma, "mlce": lce.mlce, "mce": lce.mce, "map": lce.map,
