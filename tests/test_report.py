@@ -16,7 +16,13 @@ import pytest
 
 from core.audit import run_audit
 from core.data.audit_data import AuditData
-from core.figures.style import PALETTE, TEMPLATE_NAME, apply_style, caption_text
+from core.figures.style import (
+    CAPTION_CHARS,
+    PALETTE,
+    TEMPLATE_NAME,
+    apply_style,
+    caption_text,
+)
 from core.report import build_report, check_formats, write_report
 from core.report import export as export_module
 from core.report.charts import audit_figures
@@ -100,6 +106,12 @@ def test_apply_style_adds_caption_without_touching_the_original() -> None:
     assert styled.layout.annotations[-1].text == caption
     assert styled.layout.height > 300 and styled.layout.margin.b > 0
     assert tuple(styled.layout.template.layout.colorway) == PALETTE
+    long = caption + " · " + " · ".join(f"part {k} of a long caption" for k in range(8))
+    wrapped = apply_style(figure, long)
+    lines = wrapped.layout.annotations[-1].text.split("<br>")
+    assert len(lines) == 3 and " · ".join(lines) == long  # broken at separators
+    assert all(len(line) <= CAPTION_CHARS for line in lines)
+    assert wrapped.layout.height > styled.layout.height  # room for the second line
 
 
 def test_every_audit_figure_carries_a_caption_with_n(figures) -> None:
