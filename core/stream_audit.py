@@ -210,7 +210,14 @@ class Spec:
 
     @property
     def series(self) -> list[tuple]:
+        """The diagram's series: the notion's, one class for classwise."""
         return notion_series(self.notion, self.schema.n_classes, self.class_index)
+
+    @property
+    def metric_series(self) -> list[tuple]:
+        """The series the binned metrics average over: every class for classwise, as
+        :func:`core.metrics.binned.metrics_table` (the diagram's class among them)."""
+        return notion_series(self.notion, self.schema.n_classes)
 
     @property
     def group_bins(self) -> int:
@@ -276,7 +283,7 @@ class SumsTask:
         row_sums.add(rows.probs, rows.y, weights)
         table_bins = uniform_binning(spec.settings.n_bins)
         notion = {}
-        for key in spec.series:
+        for key in spec.metric_series:
             conf, outcome = series_values(rows.probs, rows.y, key)
             sums = BinnedSums(table_bins.n_bins, spec.bootstrap)
             sums.add(conf, outcome, table_bins.ids(conf), weights)
@@ -386,6 +393,7 @@ class KernelSetup:
     skce_map: FourierMap
     skce_sigma: float
     skce_plan: Plan
+    value_map: FourierMap
     value_plan: Plan
     value_resamples: int
     kernel_spec: KernelSpec  # the grid's centre, resolved
@@ -413,9 +421,8 @@ class KernelTask:
         Z, R = prediction_residuals(rows.probs, rows.y)
         grid = FourierAccumulator(setup.grid_map, setup.grid_bandwidths)
         test = FourierAccumulator(setup.skce_map, np.ones((1, Z.shape[1])))
-        value = SkceFourierSums(FourierMap.draw(Z.shape[1], setup.value_plan.n_features,
-                                                spec.settings.seed), R.shape[1],
-                                setup.value_resamples, spec.settings.seed)
+        value = SkceFourierSums(setup.value_map, R.shape[1], setup.value_resamples,
+                                spec.settings.seed)
         grid_columns = bernoulli_columns(p, outcome - p, setup.grid_plan.n_resamples,
                                          spec.settings.seed, offset=start)
         test_columns = consistency_columns(Z, R, setup.skce_plan.n_resamples,
@@ -532,7 +539,8 @@ def kernel_plan(computation: str, n: int, resamples: int, features: int, maps: i
     chosen = computation_plan(computation, n, resamples, features, None, maps, per_resample,
                               **options)
     if chosen.label == "exact":
-        return Plan(f"rff({features})", STREAMED_REASON, features, resamples)
+        return Plan(f"rff({features})", STREAMED_REASON, features, resamples,
+                    chosen.exact_seconds)
     return dataclasses.replace(chosen, reason=chosen.reason.replace(
         "the exact test would take", "exact sums (over every pair of rows, all held at once) "
         "would take"))
@@ -844,8 +852,10 @@ def kernel_setup(spec: Spec, sums: dict) -> KernelSetup:
                              per_resample=m, min_features=VALUE_FEATURES)
     return KernelSetup(standardizer, grid_map, per_column, grid_plan,
                        FourierMap.draw(Z.shape[1], skce_plan.n_features, settings.seed),
-                       float(median_heuristic(Z)), skce_plan, value_plan,
-                       value_plan.n_resamples if resamples else 0, spec_, (p_grid, x_grid))
+                       float(median_heuristic(Z)), skce_plan,
+                       FourierMap.draw(Z.shape[1], value_plan.n_features, settings.seed),
+                       value_plan, value_plan.n_resamples if resamples else 0, spec_,
+                       (p_grid, x_grid))
 
 
 # --------------------------------------------------------------------------- assembling
@@ -877,8 +887,7 @@ def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: K
     notion, series, n_bins = spec.notion, spec.series, settings.n_bins
     notes = merge_notes(list(schema.notes) + list(sums["notes"]))
     fingerprint = stream_fingerprint(sums["digests"], schema)
-    sample = dataclasses.replace(audit_data(sums["sample"], schema, source.name), report=notes)
-    sample = dataclasses.replace(sample, fingerprint="")  # recomputed for the sample's rows
+    sample = audit_data(sums["sample"], schema, source.name, notes)  # its own fingerprint
     part = sample.split_part(spec.part) if spec.part else sample
     binned = quantiles["binned"]
 
@@ -888,8 +897,8 @@ def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: K
         table_sums, table_binning = sums["notion"][series[0]], uniform_binning(n_bins)
     table = reliability_table_from(table_sums, table_binning, notion, settings.strategy,
                                    settings.interval, class_index=spec.class_index)
-    notion_sums = {"uniform": [sums["notion"][k] for k in series],
-                   "quantile": [binned[k, n_bins] for k in series]}
+    notion_sums = {"uniform": [sums["notion"][k] for k in spec.metric_series],
+                   "quantile": [binned[k, n_bins] for k in spec.metric_series]}
     summary = metrics_table_from(
         sums["rows"], notion_sums,
         [binned[class_series(k), n_bins] for k in range(schema.n_classes)],

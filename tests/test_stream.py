@@ -96,10 +96,15 @@ def test_streamed_sums_equal_the_in_memory_audit(strategy: str) -> None:
     assert "seeded sample of 1,000" in streamed.result.notes[0]
 
 
-def test_ties_and_a_split_and_several_classes() -> None:
+@pytest.mark.parametrize("notion", [
+    {"strategy": "quantile"},  # top-label, the default for three classes
+    {"strategy": "uniform", "notion": "classwise", "class_index": 1},  # every class's ECE
+])
+def test_ties_and_a_split_and_several_classes(notion: dict) -> None:
     # Rounded probabilities (long tied runs at the equal-mass cuts and Hosmer–Lemeshow's
-    # boundaries), a split whose test part is audited, and three classes (top-label notion;
-    # the slices test each class one vs rest). The slices' numeric column has ties at its
+    # boundaries), a split whose test part is audited, and three classes (top-label notion,
+    # or classwise: the metrics average every class, the diagram shows one; the slices test
+    # each class one vs rest). The slices' numeric column has ties at its
     # quantile edges and values below zero; another has four values (taken level by level).
     rng = np.random.default_rng(4)
     n = 2400
@@ -117,7 +122,7 @@ def test_ties_and_a_split_and_several_classes() -> None:
     mapping = ColumnMapping(label="label", probs=("p_cat", "p_dog", "p_owl"),
                             features=("x", "visits"), groups=("site",), split="split")
     settings = AuditSettings(n_bootstrap=10, grid_resamples=20, test_resamples=20,
-                             strategy="quantile", computation="rff")
+                             computation="rff", **notion)
     streamed, memory = both(frame, mapping, settings, [700, 900, 800])
     assert streamed.result.rows == memory.rows and streamed.result.part == "test"
     assert_sums_equal(streamed, memory)
