@@ -632,7 +632,7 @@ def mapping_of(options: argparse.Namespace) -> ColumnMapping:
                          groups=tuple(options.groups), split=options.split)
 
 
-def run_streamed(options: argparse.Namespace, stream: TextIO) -> int:
+def run_streamed(options: argparse.Namespace, methods: Sequence[str], stream: TextIO) -> int:
     """The ``audit`` command on a table read partition by partition
     (:func:`core.stream_audit.run_stream_audit`): progress per partition of every pass,
     the time of each pass and this process's peak memory at the end."""
@@ -652,7 +652,7 @@ def run_streamed(options: argparse.Namespace, stream: TextIO) -> int:
                                         for name, seconds in info.passes) + ".\n")
     stream.write(f"Peak memory of this process: {peak_memory_mib():,.0f} MiB.\n")
     return finish(streamed.result, streamed.sample, settings, options.out, options.formats,
-                  stream, check_methods(options.recalibrate), start, options.fail_on)
+                  stream, methods, start, options.fail_on)
 
 
 def peak_memory_mib() -> float:
@@ -847,29 +847,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     stream = sys.stderr
     try:
         with compute_engine(options, stream):
-            if options.command == "compare" or (options.command == "audit"
-                                                  and should_stream(options)):
+            streamed = options.command == "audit" and should_stream(options)
+            if options.command == "compare" or streamed:
                 renderer().warm_up()  # the figure browser starts while the data is audited
             if options.command == "credal":
                 return run_credal(options, stream)
             if options.command == "compare":
                 return run_compare(options, stream)
+            methods = check_methods(getattr(options, "recalibrate", ()))
             if options.command == "demo":
                 audit, settings, formats = load_demo(DEFAULT_DEMO), AuditSettings(), \
                     DEMO_FORMATS
             else:
-                if should_stream(options):
-                    check_methods(options.recalibrate)
+                if streamed:
                     if options.members:
                         raise ValueError(
                             "--member cannot be used with a streamed table (a folder, a "
                             f"Parquet file of more than {STREAM_ROWS:,} rows or --stream): "
                             "the credal-set tests refit weights on the rows in memory; run "
                             "'calibration-atlas credal' on a sample of the table instead.")
-                    return run_streamed(options, stream)
+                    return run_streamed(options, methods, stream)
                 audit = load_audit(options)
                 settings, formats = settings_for(options, audit), options.formats
-            methods = check_methods(getattr(options, "recalibrate", ()))
             return run(audit, settings, options.out, formats, stream, methods,
                        getattr(options, "fail_on", None),
                        getattr(options, "resamples", None) or 100)

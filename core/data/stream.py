@@ -441,9 +441,10 @@ def _codes_in(series: pd.Series, levels: tuple[str, ...]) -> np.ndarray:
 
 
 def audit_data(chunk: Chunk, schema: StreamSchema, name: str,
-               fingerprint: str = "") -> AuditData:
+               notes: tuple = ()) -> AuditData:
     """An :class:`AuditData` of decoded rows (a streamed audit's seeded sample): the table's
-    classes, encoded features and levels, whatever rows the chunk holds."""
+    classes, encoded features and levels, whatever rows the chunk holds, with the whole
+    table's validation ``notes``."""
     mapping = schema.mapping
     feature_frame = pd.DataFrame(index=pd.RangeIndex(chunk.rows))
     at = 0
@@ -460,8 +461,8 @@ def audit_data(chunk: Chunk, schema: StreamSchema, name: str,
                            for g in mapping.groups}, index=pd.RangeIndex(chunk.rows))
     return AuditData(y=chunk.y, probs=chunk.probs, classes=schema.classes, X=chunk.X,
                      feature_names=schema.feature_names, feature_frame=feature_frame,
-                     groups=groups, split=chunk.split, report=schema.notes, mapping=mapping,
-                     name=name, fingerprint=fingerprint)
+                     groups=groups, split=chunk.split, report=tuple(notes), mapping=mapping,
+                     name=name)
 
 
 def concatenate(chunks: Sequence[Chunk]) -> Chunk:

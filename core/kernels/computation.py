@@ -92,6 +92,7 @@ class Plan:
     reason: str
     n_features: int
     n_resamples: int
+    exact_seconds: float  # the exact test's estimated time here, with the resamples asked for
 
 
 def plan(computation: str, n: int, n_resamples: int, n_features: int,
@@ -111,11 +112,10 @@ def plan(computation: str, n: int, n_resamples: int, n_features: int,
     check_choice(computation, COMPUTATIONS, "computation",
                  f"choose one of {', '.join(COMPUTATIONS)}")
     n_features = check_count("n_features", n_features, 1)
-    columns = (n_resamples + 1) * per_resample * maps
+    estimate = exact_seconds(n, (n_resamples + 1) * per_resample * maps)
     if computation == "rff" and exact_only:
         raise ValueError(exact_only)
     if computation == "exact" or (computation == "auto" and exact_only):
-        estimate = exact_seconds(n, columns)
         if estimate > EXACT_LIMIT_SECONDS:
             raise ValueError(
                 f"The exact computation on {n:,} rows would take about {duration(estimate)} "
@@ -125,14 +125,13 @@ def plan(computation: str, n: int, n_resamples: int, n_features: int,
                 + (f"; {exact_only[0].lower()}{exact_only[1:]}" if exact_only else ".")
                 + (" Run it on a GPU or a Dask cluster, where the exact sums are faster."
                    if exact_only else ""))
-        return Plan("exact", exact_only or "as asked", n_features, n_resamples)
+        return Plan("exact", exact_only or "as asked", n_features, n_resamples, estimate)
     if computation != "auto":
         label = f"rff({n_features})" if computation == "rff" else computation
-        return Plan(label, "as asked", n_features, n_resamples)
-    estimate = exact_seconds(n, columns)
+        return Plan(label, "as asked", n_features, n_resamples, estimate)
     if estimate <= AUTO_SECONDS:
         return Plan("exact", f"the exact test takes about {estimate:.1f} s here", n_features,
-                    n_resamples)
+                    n_resamples, estimate)
     reason = (f"the exact test would take about {estimate:,.0f} s here (over "
               f"{AUTO_SECONDS:g} s); random Fourier features keep the level exact")
     features, resamples = n_features, n_resamples
@@ -149,7 +148,7 @@ def plan(computation: str, n: int, n_resamples: int, n_features: int,
     if any(lowered):
         reason += (f"; at {n:,} rows the plan takes {' and '.join(x for x in lowered if x)} "
                    f"(about {seconds():,.0f} s here; the level stays exact)")
-    return Plan(f"rff({features})", reason, features, resamples)
+    return Plan(f"rff({features})", reason, features, resamples, estimate)
 
 
 def choose(computation: str, n: int, columns: int, n_features: int,

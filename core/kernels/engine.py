@@ -268,7 +268,7 @@ def run_tiles(
         device = tuple(xp.asarray(a, dtype=dtype) for a in shared)
         parts = [to_host(task("cupy", *device, item)).astype(np.float64) for item in items]
         return _add(parts) if reduce == "sum" else parts
-    parts = list(_run_threads(task, shared, items, n_jobs))
+    parts = in_threads(lambda item: task("numpy", *shared, item), items, n_jobs)
     return _add(parts) if reduce == "sum" else parts
 
 
@@ -314,16 +314,6 @@ def in_threads(function: Callable[[object], object], items: Sequence[object],
             if not pending:
                 break
         return [future.result() for future in futures]
-
-
-def _run_threads(task: Callable[..., np.ndarray], shared: tuple[np.ndarray, ...],
-                 items: Sequence[object], n_jobs: int | None) -> Iterator[np.ndarray]:
-    n_jobs = default_workers() if n_jobs is None else n_jobs
-    if n_jobs <= 1 or len(items) <= 1:
-        yield from (task("numpy", *shared, item) for item in items)
-        return
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(n_jobs) as pool:
-        yield from pool.map(lambda item: task("numpy", *shared, item), items)
 
 
 def _cluster_lost(error: BaseException) -> bool:

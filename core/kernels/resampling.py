@@ -33,7 +33,7 @@ from core.data.validation import check_choice
 
 SCHEMES = ("consistency", "permutation", "bootstrap", "bootstrap-centred", "wild")
 #: Streams of the counter-based row generator, one per use of :func:`row_uniforms`.
-STREAMS = {"consistency": 1, "poisson": 2, "band": 3, "sample": 4}
+STREAMS = {"consistency": 1, "poisson": 2}
 #: Poisson(1) is drawn by inverse CDF from one uniform; P(count > 20) ≈ 4e-20 is below the
 #: resolution of a 53-bit uniform, so the table stops there.
 _POISSON_CDF = np.cumsum(np.exp(-1.0) / np.cumprod(np.concatenate([[1.0], np.arange(1, 21)])))

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.data.validation import check_count
-from core.kernels.engine import default_workers, in_threads, machine_workers
+from core.kernels.engine import in_threads, machine_workers
 from core.kernels.resampling import row_bernoulli_residuals
 
 #: Rows per chunk of the accumulation.
@@ -206,8 +206,7 @@ def accumulate(points: np.ndarray, columns: ColumnSource, fourier: FourierMap,
 
 def accumulate_maps(points: np.ndarray, columns: ColumnSource, fourier: FourierMap,
                     bandwidths: np.ndarray, chunk_rows: int = CHUNK_ROWS,
-                    progress: Callable[[float], None] | None = None,
-                    n_jobs: int | None = None) -> list[FourierSums]:
+                    progress: Callable[[float], None] | None = None) -> list[FourierSums]:
     """One pass over the rows for the maps ``z ↦ φ(z / bandwidths[m])`` (``bandwidths``:
     ``(M, d)``, one row per map, ``inf`` drops a column): each chunk's columns are drawn once,
     the columns that share a bandwidth in every map are projected once (:meth:`projections`),
@@ -218,7 +217,7 @@ def accumulate_maps(points: np.ndarray, columns: ColumnSource, fourier: FourierM
     done, from the calling thread."""
     n = points.shape[0]
     chunks = [slice(start, min(start + chunk_rows, n)) for start in range(0, n, chunk_rows)]
-    groups = max(1, min(machine_workers() if n_jobs is None else n_jobs, len(chunks)))
+    groups = max(1, min(machine_workers(), len(chunks)))
     done = [0] * groups
 
     def work(group: int) -> FourierAccumulator:
@@ -232,7 +231,7 @@ def accumulate_maps(points: np.ndarray, columns: ColumnSource, fourier: FourierM
         if progress is not None:
             progress(sum(done) / max(1, len(chunks)))
 
-    parts = in_threads(work, list(range(groups)), n_jobs or default_workers(), tick)
+    parts = in_threads(work, list(range(groups)), tick=tick)
     total = FourierAccumulator(fourier, bandwidths)
     for part in parts:
         total.merge(part)

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from scipy.special import xlog1py, xlogy
 from sklearn.isotonic import isotonic_regression
 
-from core.metrics.scores import one_confidence_per_row
+from core.metrics.scores import nll_rows, one_confidence_per_row
 
 #: Forecasts are clipped to [EPS, 1 − EPS] in the log loss, as in :func:`core.metrics.binned.nll`.
 EPS = 1e-15
@@ -83,14 +83,11 @@ def _brier(x: np.ndarray, outcome: np.ndarray) -> float:
 
 
 def _log_loss(x: np.ndarray, outcome: np.ndarray, clip: bool) -> float:
-    """``−(1/n) Σ [y log x + (1 − y) log(1 − x)]`` of 0/1 outcomes: one logarithm a row, of
-    the probability given to what happened (``log1p(−x)`` for a 0)."""
-    if clip:
-        x = np.clip(x, EPS, 1.0 - EPS)
-    happened = outcome.astype(bool)
-    # a recalibrated 0 or 1 costs nothing where every outcome agrees with it, and is never
-    # given to an outcome that disagrees (PAV puts 0 only on a block of 0s)
-    return float(-(np.log(x[happened]).sum() + np.log1p(-x[~happened]).sum()) / x.shape[0])
+    """Mean ``−log`` of the probability given to what happened (:func:`nll_rows`, the NLL
+    metric's rows): forecasts clipped to ``[EPS, 1 − EPS]``, or not at all (a recalibrated 0
+    or 1 costs nothing where every outcome agrees with it, and PAV never gives 0 to a block
+    holding a 1)."""
+    return float(nll_rows(x, outcome, EPS if clip else 0.0).mean())
 
 
 def _climate(base: float, rule: str) -> float:

@@ -35,7 +35,7 @@ from core.data.validation import (
     check_probs_labels,
     probability_matrix,
 )
-from core.kernels.computation import exact_seconds, plan
+from core.kernels.computation import plan
 from core.kernels.engine import in_threads, machine_workers
 from core.kernels.resampling import row_poisson_weights
 from core.kernels.rff import CHUNK_ROWS, DEFAULT_FEATURES, FourierMap
@@ -219,7 +219,7 @@ def skce_summary(
     n_features: int = DEFAULT_FEATURES,
 ) -> SkceSummary:
     """The unbiased SKCE and its bootstrap interval under the ``computation`` rule of
-    :func:`core.stattests.skce.skce_test` (:func:`core.kernels.computation.choose`, one decision
+    :func:`core.stattests.skce.skce_test` (:func:`core.kernels.computation.plan`, one decision
     for value and interval, sized by the ``(B + 1)·m`` residual columns of the exact bootstrap).
 
     * ``"exact"``: :func:`skce` and :func:`skce_bootstrap` (O(n²·B) tiles);
@@ -236,12 +236,11 @@ def skce_summary(
     n, m = R.shape
     if n < 2:
         raise ValueError("The SKCE needs at least two samples.")
-    columns = (n_resamples + 1) * m
     chosen = plan(computation, n, n_resamples, n_features, per_resample=m,
                   min_features=VALUE_FEATURES)
     label, reason = chosen.label, chosen.reason
     n_resamples, n_features = chosen.n_resamples, chosen.n_features
-    estimate = exact_seconds(n, columns)
+    estimate = chosen.exact_seconds
     if label == "exact":
         value = skce(probs, y, sigma)
         low, high = (skce_bootstrap(probs, y, sigma, n_resamples, level, seed, method=method)
@@ -325,12 +324,6 @@ class SkceFourierSums:
         self.S = np.zeros((fourier.n_features, (n_resamples + 1) * m))
         self.diagonal = np.zeros(n_resamples + 1)  # Σ w_i d_i ‖r_i‖², observed (w = 1) first
         self.weights = np.zeros(n_resamples + 1)  # N_b = Σ w_i
-
-    @classmethod
-    def start(cls, d: int, m: int, n_resamples: int, seed: int,
-              n_features: int = DEFAULT_FEATURES) -> SkceFourierSums:
-        """Empty sums for points of dimension ``d`` and ``m`` residual columns."""
-        return cls(FourierMap.draw(d, n_features, seed), m, n_resamples, seed)
 
     def add(self, points: np.ndarray, R: np.ndarray, start: int) -> None:
         """Add rows ``start …`` with scaled points ``Z/σ`` and residuals ``R``."""

@@ -20,7 +20,6 @@ it); :func:`write_report` writes ``report.html``, ``report.pdf``, ``results.json
 from __future__ import annotations
 
 import datetime as dt
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -110,29 +109,6 @@ def render_figures(figures: Sequence[AuditFigure], formats: Sequence[str],
     return files, notes
 
 
-class _Printing:
-    """The report printed to PDF in a thread of its own (Chromium's print runs in a process
-    of its own, so the figure files are drawn meanwhile): :meth:`result` waits for it and
-    returns the PDF, or ``None`` with the sentence why."""
-
-    def __init__(self, html: str) -> None:
-        self.pdf: bytes | None = None
-        self.error: str | None = None
-        self.thread = threading.Thread(target=self._print, args=(html,), name="report-pdf",
-                                       daemon=True)
-        self.thread.start()
-
-    def _print(self, html: str) -> None:
-        try:
-            self.pdf = html_to_pdf(html)
-        except ExportError as error:
-            self.error = f"No PDF report: {error}"
-
-    def result(self) -> tuple[bytes | None, str | None]:
-        self.thread.join()
-        return self.pdf, self.error
-
-
 def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
                  formats: Sequence[str] = FORMATS, pdf: bool = True,
                  figures: Sequence[AuditFigure] | None = None,
@@ -193,32 +169,37 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
         html_notes = (f"The HTML report is interactive (plotly.js {where}) because its "
                       "figures could not be drawn as images: " + reason,)
     plotly_src = f"figures/{PLOTLY_FILE}" if shared_plotly and images is None else None
+    seconds["images"] = time.perf_counter() - start
+    start = time.perf_counter()
     report(0.3, "Writing the HTML report…")
     html = report_html(result, audit, figures, images, comparison, created, user=user,
                        credal=credal, plotly_src=plotly_src)
     seconds["html"] = time.perf_counter() - start
 
-    printing = _Printing(html) if pdf else None
-    start = time.perf_counter()
-    drawn = {key: {"svg": image} for key, image in (images or {}).items()}
-    files, notes = render_figures(
-        figures, formats, progress=lambda f, m: report(0.35 + 0.5 * f, m),
-        shared_plotly=shared_plotly, drawn=drawn)
-    notes += html_notes
-    seconds["figures"] = time.perf_counter() - start
-    report(0.85, "Writing the JSON and CSV tables…")
-    json_text = report_json(result, audit, comparison, created, user=user, credal=credal)
-    tables = {slug(name): csv_text(frame)
-              for name, frame in result_tables(result, comparison, credal).items()}
-
-    pdf_bytes = None
-    if printing is not None:
+    # Chromium prints the PDF in a process of its own while the figure files are drawn
+    with ThreadPoolExecutor(1, thread_name_prefix="report-pdf") as printer:
+        printing = printer.submit(html_to_pdf, html) if pdf else None
         start = time.perf_counter()
-        report(0.95, "Printing the report to PDF…")
-        pdf_bytes, error = printing.result()
-        if error is not None:
-            notes += (error,)
-        seconds["pdf"] = time.perf_counter() - start  # what is left after the figure files
+        drawn = {key: {"svg": image} for key, image in (images or {}).items()}
+        files, notes = render_figures(
+            figures, formats, progress=lambda f, m: report(0.35 + 0.5 * f, m),
+            shared_plotly=shared_plotly, drawn=drawn)
+        notes += html_notes
+        seconds["figures"] = time.perf_counter() - start
+        report(0.85, "Writing the JSON and CSV tables…")
+        json_text = report_json(result, audit, comparison, created, user=user, credal=credal)
+        tables = {slug(name): csv_text(frame)
+                  for name, frame in result_tables(result, comparison, credal).items()}
+
+        pdf_bytes = None
+        if printing is not None:
+            start = time.perf_counter()
+            report(0.95, "Printing the report to PDF…")
+            try:
+                pdf_bytes = printing.result()
+            except ExportError as error:
+                notes += (f"No PDF report: {error}",)
+            seconds["pdf"] = time.perf_counter() - start  # left after the figure files
     report(1.0, "Report ready")
     assets = {}
     if shared_plotly and (plotly_src or any("html" in by_format for by_format in files.values())):

@@ -35,7 +35,6 @@ from scipy import stats
 
 from core.data.validation import check_choice, check_count, check_probs_labels
 from core.kernels import engine
-from core.kernels.computation import exact_seconds
 from core.kernels.computation import plan as computation_plan
 from core.kernels.resampling import resample_residuals
 from core.kernels.rff import DEFAULT_FEATURES, FourierMap, accumulate_maps, bernoulli_columns
@@ -243,7 +242,7 @@ def klce_test(
                     "class_index": inputs.spec.class_index, "spec": inputs.spec,
                     "engine": engine.current().describe(), "computation": label,
                     "computation_reason": reason,
-                    "exact_seconds": exact_seconds(n, n_resamples + 1),
+                    "exact_seconds": chosen.exact_seconds,
                     "klce": float(by_variant["plain"][0]),
                     **({"klce_centred": float(by_variant["centred"][0])}
                        if "centred" in by_variant else {}),

@@ -13,7 +13,6 @@ import numpy as np
 
 from core.data.validation import check_count
 from core.kernels import engine
-from core.kernels.computation import exact_seconds
 from core.kernels.computation import plan as computation_plan
 from core.kernels.rff import DEFAULT_FEATURES
 from core.kernels.spec import KernelSpec, spec_from
@@ -124,7 +123,7 @@ def klce_grid_test(
             lambda f: progress(f, f"{label}: all {total} bandwidth pairs, {f:.0%} of the rows")
         ).reshape(values.shape)
     return grid_result(values, p_grid, x_grid, null, variants, n_resamples, seed, base.spec,
-                       label, reason, exact_seconds(base.p.shape[0], (n_resamples + 1) * total))
+                       label, reason, chosen.exact_seconds)
 
 
 def grid_result(values: np.ndarray, p_grid: np.ndarray, x_grid: np.ndarray, null: str,
