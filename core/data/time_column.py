@@ -110,7 +110,9 @@ def parse_times(series: pd.Series, column: str) -> TimeValues:
     if text.str.match(_QUARTER).all():
         return _dates(pd.Series(pd.PeriodIndex(text.str.replace("-", ""), freq="Q")
                                 .start_time), column)
-    parsed = pd.to_datetime(text, errors="coerce", format="mixed")
+    parsed = pd.to_datetime(text, errors="coerce", format="ISO8601")  # fast, the usual case
+    if parsed.isna().any():
+        parsed = pd.to_datetime(text, errors="coerce", format="mixed")
     failed = parsed.isna().to_numpy()
     if not failed.any():
         return _dates(parsed, column)

@@ -28,6 +28,8 @@ from core.monitor.eprocesses import (
     calibration_eprocess,
     group_eprocesses,
 )
+from core.monitor.monitoring import MonitorResult, MonitorSettings, monitor_audit
+from core.monitor.periods import PERIOD_COLUMNS, period_table
 from core.monitor.sequences import (
     BrierComparison,
     ConfidenceSequence,
@@ -38,13 +40,18 @@ from core.monitor.simulate import drifting_stream
 
 __all__ = [
     "METHODS",
+    "PERIOD_COLUMNS",
     "BrierComparison",
     "CalibrationEProcess",
     "ConfidenceSequence",
     "GroupEProcesses",
+    "MonitorResult",
+    "MonitorSettings",
     "brier_comparison",
     "calibration_eprocess",
     "drifting_stream",
     "gap_confidence_sequence",
     "group_eprocesses",
+    "monitor_audit",
+    "period_table",
 ]
