@@ -15,6 +15,8 @@
     calibration-atlas compare DATA --label COL (--models COL,COL | --model NAME=COL,... ...)
         [--features COL,...] [--groups COL,...] [--split COL] [--criteria C,...]
         [--fail-on worse] [--alpha A] [--resamples B] [--seed S] [--formats ...] [--out DIR]
+    calibration-atlas monitor DATA --time COL --prob COL --label COL [--group COL ...]
+        [--period month] [--alpha A] [--challenger COL] [--fail-on alarm] [--out DIR]
 
 ``audit`` and ``demo`` write ``DIR/report.html``, ``DIR/report.pdf`` (where Chromium exists),
 ``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv`` (with ``--member``, the
@@ -23,7 +25,9 @@ Ensembles page's three credal-set tests (:func:`core.ensembles.compare_ensemble`
 ``DIR/credal.json``, ``DIR/credal.csv`` and ``DIR/credal-weights.csv``. ``compare`` compares
 a challenger with a champion on the same rows (:func:`core.compare.compare_audit`) and writes
 the Compare models page's sections (:mod:`core.report.comparison`); with ``--fail-on worse``
-it exits 1 when the challenger is significantly worse on a compared criterion or slice. The
+it exits 1 when the challenger is significantly worse on a compared criterion or slice.
+``monitor`` follows calibration over time with anytime-valid alarms
+(:mod:`core.report.monitor_command`). The
 audit is
 :func:`core.audit.run_audit` — the computation the app's pages show — and the report is
 :func:`core.report.build_report`. Exit status 0 on success; 2 on bad input, with the sentence
@@ -77,6 +81,7 @@ from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
 from core.report.comparison import build_comparison_report
 from core.report.export import ExportError, renderer
+from core.report.monitor_command import add_monitor_command, run_monitor
 from core.report.schema import credal_record, csv_text, indented_json, jsonable
 from core.stream_audit import SAMPLE_ROWS, run_stream_audit
 
@@ -202,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="run 'calibration-atlas audit --help', 'calibration-atlas demo --help' or "
                "'calibration-atlas credal --help' or 'calibration-atlas compare --help' for the "
                "options and examples of each command.")
-    commands = parser.add_subparsers(dest="command", metavar="{audit,demo,credal,compare}",
+    commands = parser.add_subparsers(dest="command",
+                                     metavar="{audit,demo,credal,compare,monitor}",
                                      required=True)
 
     audit = commands.add_parser(
@@ -297,6 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_command(commands)
     for command in (audit, demo, commands.choices["credal"], commands.choices["compare"]):
         add_engine_options(command)
+    add_monitor_command(commands, add_output_options)  # core/report/monitor_command.py
     return parser
 
 
@@ -846,6 +853,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = parser.parse_args(argv)  # exits 2 with a usage message on unknown options
     stream = sys.stderr
     try:
+        if options.command == "monitor":
+            return run_monitor(options, stream)
         with compute_engine(options, stream):
             streamed = options.command == "audit" and should_stream(options)
             if options.command == "compare" or streamed:

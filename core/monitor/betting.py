@@ -114,6 +114,15 @@ def stitching_boundary(v: np.ndarray, alpha: float, scale: float, v_min: float =
     return np.sqrt(k1 ** 2 * v * ell + term ** 2) + term
 
 
+#: e-values are stored up to e^700 (≈ 10^304); beyond, the float64 would overflow to inf.
+MAX_LOG_E = 700.0
+
+
+def e_values_of(log_e: np.ndarray) -> np.ndarray:
+    """``exp(log_e)``, capped at ``exp(MAX_LOG_E)`` (evidence that large is all the same)."""
+    return np.exp(np.minimum(log_e, MAX_LOG_E))
+
+
 def first_crossing(log_e: np.ndarray, threshold: float) -> int | None:
     """The first row index (0-based) where ``exp(log_e) ≥ threshold``, or None."""
     hits = np.flatnonzero(log_e >= np.log(threshold) - 1e-12)

@@ -46,6 +46,7 @@ from core.data.validation import check_choice, check_count, check_fraction, chec
 from core.monitor.betting import (
     anytime_p_values,
     bet_grid,
+    e_values_of,
     first_crossing,
     log_mixture_wealth,
     log_wealth_by_cell,
@@ -170,9 +171,9 @@ def calibration_eprocess(probs: ArrayLike, y: ArrayLike, alpha: float = 0.05,
     parts = _log_eprocess(p, labels, method, n_bins)
     log_e = _combine(parts)
     return CalibrationEProcess(
-        e_values=np.exp(log_e), alarm=first_crossing(log_e, 1.0 / alpha), alpha=alpha,
+        e_values=e_values_of(log_e), alarm=first_crossing(log_e, 1.0 / alpha), alpha=alpha,
         threshold=1.0 / alpha, method=method,
-        components={name: np.exp(values) for name, values in parts.items()})
+        components={name: e_values_of(values) for name, values in parts.items()})
 
 
 @dataclass(frozen=True)
@@ -269,8 +270,8 @@ def group_eprocesses(probs: ArrayLike, y: ArrayLike, groups: ArrayLike, alpha: f
         log_e = _combine(carried)
         level = str(levels[k])
         processes[level] = CalibrationEProcess(
-            e_values=np.exp(log_e), alarm=first_crossing(log_e, threshold), alpha=alpha,
+            e_values=e_values_of(log_e), alarm=first_crossing(log_e, threshold), alpha=alpha,
             threshold=threshold, method=method,
-            components={name: np.exp(v) for name, v in carried.items()})
+            components={name: e_values_of(v) for name, v in carried.items()})
         rows[level] = int(counts[k])
     return GroupEProcesses(tuple(processes), processes, rows, alpha)

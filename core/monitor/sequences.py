@@ -36,6 +36,7 @@ from core.data.validation import check_fraction
 from core.monitor.betting import (
     anytime_p_values,
     bet_grid,
+    e_values_of,
     first_crossing,
     log_mixture_wealth,
     stitching_boundary,
@@ -169,4 +170,5 @@ def brier_comparison(champion: ArrayLike, challenger: ArrayLike, y: ArrayLike,
     sequence = running_mean_sequence(delta, -1.0, 1.0, alpha,
                                      "running Brier score difference (champion − challenger)")
     log_e = log_mixture_wealth(delta, bet_grid(two_sided=False))
-    return BrierComparison(sequence, np.exp(log_e), first_crossing(log_e, 1.0 / alpha), alpha)
+    return BrierComparison(sequence, e_values_of(log_e), first_crossing(log_e, 1.0 / alpha),
+                           alpha)
