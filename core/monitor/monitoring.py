@@ -38,6 +38,15 @@ from core.monitor.sequences import (
     gap_confidence_sequence,
 )
 
+#: What the alarm guarantees and assumes, as the report states it.
+GUARANTEE = (
+    "Type-I error ≤ α under continuous monitoring: if the model is calibrated at every time "
+    "given the past (E[y | past, p] = p), the chance that the e-process ever reaches 1/α — "
+    "read after every row, every period, or whenever, and stopped by any rule — is at most "
+    "α (Ville's inequality); per group, each level alarms at G/α, so the chance of any "
+    "false group alarm is at most α (Bonferroni). Assumptions: the rows are ordered by the "
+    "time their outcomes were observed, and every forecast was issued before its outcome.")
+
 
 @dataclass(frozen=True)
 class MonitorSettings:

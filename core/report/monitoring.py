@@ -23,18 +23,10 @@ from core.figures.over_time import (
     period_metric_figure,
     shown_rows,
 )
-from core.monitor.monitoring import MonitorResult
+from core.monitor.monitoring import GUARANTEE, MonitorResult
 from core.report.html import STYLE, key_value_html, pio_plotlyjs, table_html
 from core.report.schema import csv_text, indented_json, jsonable
 
-#: What the alarm guarantees and assumes, as the report states it.
-GUARANTEE = (
-    "Type-I error ≤ α under continuous monitoring: if the model is calibrated at every time "
-    "given the past (E[y | past, p] = p), the chance that the e-process ever reaches 1/α — "
-    "read after every row, every period, or whenever, and stopped by any rule — is at most "
-    "α (Ville's inequality); per group, each level alarms at G/α, so the chance of any "
-    "false group alarm is at most α (Bonferroni). Assumptions: the rows are ordered by the "
-    "time their outcomes were observed, and every forecast was issued before its outcome.")
 #: Per-row series longer than this are written at evenly spaced rows (and the alarm rows).
 FULL_SERIES_ROWS = 100_000
 

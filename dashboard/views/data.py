@@ -148,6 +148,11 @@ def mapping_form(frame, key: str) -> ColumnMapping:
             "Split column (train / calibration / test)", [NONE, *columns],
             index=1 + columns.index(guess.split) if guess.split else 0, key=f"{key}_split",
         )
+        time = st.selectbox(  # the Over time page monitors the table along this column
+            "Time column (when each outcome was observed; optional)", [NONE, *columns],
+            key=f"{key}_time",
+            help="Dates, timestamps, ISO weeks (2026-W41), quarters (2026-Q3) or ordered "
+                 "period labels; the Over time page monitors calibration along it.")
         members = st.multiselect(
             "Ensemble member columns (optional)", columns, default=list(guess.members),
             key=f"{key}_members",
@@ -164,7 +169,7 @@ def mapping_form(frame, key: str) -> ColumnMapping:
         label=label, probs=tuple(probs), logits=logits,
         positive=None if positive == AUTOMATIC else positive,
         features=tuple(features), groups=tuple(groups),
-        split=None if split == NONE else split,
+        split=None if split == NONE else split, time=None if time == NONE else time,
         members=group_member_columns(members, max(len(probs), 2)),
         models=tuple((model_name(cols), cols)
                      for cols in group_member_columns(models, max(len(probs), 2))),

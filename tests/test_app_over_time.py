@@ -1,0 +1,30 @@
+"""AppTest: the Over time page on the drifting monitoring demo (verdict, figures, table, a
+weekly period) and on a table without a time column."""
+
+from __future__ import annotations
+
+from tests.conftest import open_demo_page
+
+
+def test_over_time_page_on_the_drifting_demo() -> None:
+    at = open_demo_page("over_time", "census-stream")
+    assert at.title[0].value == "Over time"
+    verdict = at.error[0].value
+    assert verdict.startswith("No alarm through 2026-05; alarm raised in month 2026-06 for "
+                              "race = Black")
+    table = at.dataframe[0].value
+    assert {"all", "race = Black", "sex = Male"} <= set(table["group"])
+    assert table["period"].iloc[0] == "2025-01" and table["period"].iloc[-1] == "2026-12"
+    assert len(at.get("plotly_chart")) == 5  # metric, e-process, 2 per group, challenger
+    at.selectbox(key="ot_period").set_value("week")
+    at.select_slider(key="ot_draws").set_value(0)  # weekly cells without intervals: faster
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    assert "alarm raised in week 2026-W" in at.error[0].value
+    at.radio(key="ot_metric").set_value("ece").run()
+    assert not at.exception, at.exception
+
+
+def test_over_time_page_without_a_time_column() -> None:
+    at = open_demo_page("over_time", "census")
+    assert any("no time column" in info.value for info in at.info)
