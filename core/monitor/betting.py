@@ -24,7 +24,7 @@ knowing which.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import logsumexp, zeta
+from scipy.special import zeta
 
 #: The largest bet, a fraction of the wealth staked per row (Waudby-Smith & Ramdas use 1/2).
 LAMBDA_MAX = 0.5
@@ -89,11 +89,6 @@ def log_wealth_by_cell(x: np.ndarray, cells: np.ndarray, n_cells: int, bets: np.
     return out
 
 
-def log_mean(log_values: np.ndarray, axis: int = 0) -> np.ndarray:
-    """``log mean_k exp(log_values[k])`` along ``axis`` (an average of e-processes)."""
-    return logsumexp(log_values, axis=axis) - np.log(log_values.shape[axis])
-
-
 def stitching_boundary(v: np.ndarray, alpha: float, scale: float, v_min: float = 10.0,
                        s: float = 1.4, eta: float = 2.0) -> np.ndarray:
     """The polynomial stitched uniform boundary of Howard et al. (2021, Ann. Statist., eq.
@@ -105,6 +100,24 @@ def stitching_boundary(v: np.ndarray, alpha: float, scale: float, v_min: float =
 
     with ``v`` floored at ``m = v_min``. ``P(∃t: S_t ≥ S_α(V_t)) ≤ α`` for a sum ``S_t`` of
     centred increments that is sub-exponential with variance process ``V_t`` and scale c.
+
+    Parameters
+    ----------
+    v : numpy.ndarray
+        The variance process ``V_t`` at each row.
+    alpha : float
+        The crossing probability of this one-sided boundary.
+    scale : float
+        The sub-exponential scale ``c`` (the increments' range ``b − a``).
+    v_min : float
+        The intrinsic time ``m`` from which the boundary is tight.
+    s, eta : float
+        How the crossing probability is spread over epochs and how far apart epochs are.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``S_α(V_t)`` at each row.
     """
     v = np.maximum(np.asarray(v, dtype=float), v_min)
     ell = s * np.log(np.log(eta * v / v_min)) + np.log(zeta(s) / (alpha * np.log(eta) ** s))
