@@ -96,15 +96,17 @@ def add_monitor_command(commands, output_options) -> None:
                               "(default 0.05); example: --alpha 0.01")
     monitor.add_argument("--method", choices=METHODS, default="combined",
                          help="the calibration e-process (default combined: the average of "
-                              "the mean-gap and the binned e-processes)")
+                              "the mean-gap and the binned e-processes); example: --method "
+                              "binned")
     monitor.add_argument("--challenger", metavar="COL",
                          help="a second model's P(y = positive) on the same rows: the "
                               "confidence sequence of the Brier difference; example: "
                               "--challenger p_new")
     monitor.add_argument("--resamples", metavar="B", type=int, default=100,
-                         help="bootstrap resamples of the per-period intervals (default 100)")
+                         help="bootstrap resamples of the per-period ECE and Brier intervals "
+                              "(default 100; 0: none, fastest); example: --resamples 200")
     monitor.add_argument("--seed", metavar="S", type=int, default=0,
-                         help="seed of the bootstrap (default 0)")
+                         help="seed of the bootstrap (default 0); example: --seed 7")
     monitor.add_argument("--fail-on", choices=("alarm",), default=None,
                          help="exit with status 1 (after writing the report) when an "
                               "e-process crossed its alarm line; example: --fail-on alarm")
