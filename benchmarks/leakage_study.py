@@ -9,8 +9,8 @@ The reference-model workflow grades the evidence that a column holds the outcome
   10% of the other rows take;
 * *likely* — the AUC's one-sided 95% lower bound (Hanley & McNeil) at least 0.85, or the
   rows where the column is filled in (or missing) of one class beyond doubt (Wilson's lower
-  bound of the share at least 90%); a name recorded after the outcome is the third rule, which
-  a simulation cannot measure.
+  bound of the share at least 80%, for a class of at most 60% of the rows); a name recorded
+  after the outcome is the third rule, which a simulation cannot measure.
 
 Each repetition draws a fresh training part of n rows (binary label, 45% positives, as
 COMPAS's ``two_year_recid``) and one column of a known kind:

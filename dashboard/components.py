@@ -94,7 +94,8 @@ def validation_report(notes: tuple[ValidationNote, ...] | list[ValidationNote]) 
         return
     for note in notes:
         if note.level == "warning":
-            st.warning(note.message, icon=":material/build:")
+            icon = ":material/warning:" if note.topic == "leakage" else ":material/build:"
+            st.warning(note.message, icon=icon)
         else:
             st.info(note.message, icon=":material/info:")
 

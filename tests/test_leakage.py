@@ -294,3 +294,22 @@ def test_confinement_needs_enough_rows_of_the_class() -> None:
     rare = pd.Series(np.where(y == 1, "x", rng.choice(["x", "y"], 520, p=[0.05, 0.95])))
     assert confined_share(rare, y) == (1.0, None)
     assert CONFINED_SHARE == 0.10
+
+
+def test_a_model_too_good_to_be_true_is_named_even_without_a_flagged_column() -> None:
+    """Five columns of AUC ≈ 0.8 each pass the screen; together they separate the label
+    (test AUC > 0.95): the check says so and names the columns that carry it most."""
+    from core.data.reference_model import HIGH_AUC
+
+    rng = np.random.default_rng(10)
+    n = 1_500
+    y = (rng.random(n) < 0.45).astype(int)
+    frame = pd.DataFrame({f"x{k}": rng.normal(size=n) + 1.2 * y for k in range(5)})
+    frame["y"] = y
+    screen = default_model_features(frame, "y")
+    assert set(screen.kept) == {f"x{k}" for k in range(5)} and not screen.flagged()
+    result = train_reference_model(frame, "y", model="logistic")
+    assert result.check.test_auc >= HIGH_AUC and result.check.baseline_auc is None
+    assert "higher than real prediction problems of this kind usually allow" in \
+        result.check.warning
+    assert len(result.check.importance) == 5 and "Removing 'x" in result.check.warning

@@ -31,9 +31,9 @@ why each other column is left out. The evidence of leakage is graded (:data:`GRA
     with the label (``is_violent_recid`` next to ``two_year_recid``), ``r_*`` / ``vr_*`` next
     to a label about recidivism;
   - a value present almost only in one class (:func:`one_class_presence`): at least
-    :data:`PRESENCE_PURITY` = 90% of the rows where it is filled in (or where it is missing)
-    are of one class, beyond doubt (Wilson's 95% lower bound), as a field recorded only once
-    the outcome happened is;
+    :data:`PRESENCE_PURITY` = 80% of the rows where it is filled in (or where it is missing)
+    are of one class that makes up at most 60% of the rows, beyond doubt (Wilson's 95% lower
+    bound), as a field recorded only once the outcome happened is;
 
 * **an identifier** — a value in (almost) every row differs (:func:`looks_like_identifier`):
   names, case numbers, and whole numbers such as ``id`` that are unique and ordered like the
@@ -44,11 +44,12 @@ why each other column is left out. The evidence of leakage is graded (:data:`GRA
 * another model's **probability column**, **numbers with missing values** (training refuses
   them), **more than 50 levels**, **empty** or **constant** columns.
 
-The first reason that applies speaks, in the order empty, identifier, date, certain, likely,
-score, probability, constant, levels, missing. Choosing such a column anyway still trains;
-:func:`leakage_warnings` gives the sentence that names it and its evidence, which the
-reference-model result carries. How often the rules flag a legitimate column, and miss a
-leak, is measured by ``python -m benchmarks.leakage_study``; the grades follow the
+The first reason that applies speaks, in the order empty, date, identifier, certain, likely,
+score, probability, constant, levels, missing (a column of distinct timestamps is a date).
+Choosing such a column anyway still trains; :func:`leakage_warnings` gives the sentence that
+names it and its evidence, which the reference-model result carries. How often the rules flag
+a legitimate column, and miss a leak, is measured by ``python -m benchmarks.leakage_study``;
+the grades follow the
 target-leakage checks of AutoML tools (univariate importance against a high and a moderate
 threshold) and data-validation suites (a feature that predicts the label by itself).
 """
@@ -90,11 +91,11 @@ LIKELY_AUC = 0.85
 LOWER_BOUND_Z = 1.6448536269514722
 #: Share of one class among the rows where a column is filled in (or missing) that makes it
 #: a likely leak, when Wilson's 95% lower bound of that share reaches it ...
-PRESENCE_PURITY = 0.90
+PRESENCE_PURITY = 0.80
 #: ... on at least this many rows, and when the class makes up at most this share of all rows
-#: (a class of 95% of the rows is that pure anywhere).
+#: (a class of 80% of the rows is that pure anywhere).
 PRESENCE_MIN_ROWS = 30
-PRESENCE_MAX_PRIOR = 0.75
+PRESENCE_MAX_PRIOR = 0.60
 #: A text column whose present values differ in at least this share of rows is an identifier
 #: (names: 7,158 levels in 7,214 rows).
 IDENTIFIER_SHARE = 0.95
@@ -173,8 +174,14 @@ class LeftOut:
         return self.evidence
 
     @property
+    def ticked(self) -> str:
+        """The sentence when the column is ticked as a model feature, before training."""
+        return (f"{self.evidence} Ticked anyway: the model will learn from it, and every page "
+                "of the audited table will say so.")
+
+    @property
     def warning(self) -> str:
-        """The sentence when the column is chosen anyway."""
+        """The sentence when the column is chosen anyway (after training)."""
         if self.reason in GRADES:
             return (f"Model feature {self.evidence} The model was trained on it anyway: its "
                     "predictions may rest on the outcome itself, and so would the audit.")
@@ -539,7 +546,7 @@ def after_outcome_name(column: str, label: str) -> str | None:
     joined = "_".join(words)
     if joined in AFTER_NAMES or AFTER_PARTS.search(joined):
         return (f"'{column}' is named like information recorded when or after the outcome "
-                "is known (an event, a follow-up time, an outcome field)")
+                "is known: an event, a follow-up time or an outcome field")
     label_words = {w for w in _words(label) if w not in LABEL_STOP_WORDS and len(w) > 2}
     shared = sorted(label_words & set(words))
     if shared:
@@ -600,16 +607,16 @@ def _kind(series: pd.Series, name: str) -> tuple[str, str] | None:
     present = series.dropna()
     if present.empty:
         return "empty", f"'{name}' is empty in every row."
+    if looks_like_dates(series):
+        return "date", (f"'{name}' holds dates or times as text: as categories they would be "
+                        "memorised, not generalised; derive a number from them (days between "
+                        "two dates, say) to use them.")
     if looks_like_identifier(series):
         distinct = present.nunique()
         how = ("differs in every row" if distinct == present.size else
                f"takes {distinct:,} different values in {present.size:,} rows")
         return "identifier", (f"'{name}' {how}: an identifier, from which a model learns "
                               "nothing that carries over to new rows.")
-    if looks_like_dates(series):
-        return "date", (f"'{name}' holds dates or times as text: as categories they would be "
-                        "memorised, not generalised; derive a number from them (days between "
-                        "two dates, say) to use them.")
     if SCORE_NAME.search(name) and not PROB_PATTERN.match(name):
         return "score", (f"'{name}' is named like a score, decile, risk or rating next to the "
                          "label: most likely another model's output (COMPAS's own scores "
@@ -660,8 +667,8 @@ def screen_features(df: pd.DataFrame, label: str, y: np.ndarray | None = None,
     Returns
     -------
     FeatureScreen
-        A column is left out for the first reason it meets, in the order empty, identifier,
-        date, certain leak, likely leak, then the other kinds (module docstring).
+        A column is left out for the first reason it meets, in the order empty, date,
+        identifier, certain leak, likely leak, then the other kinds (module docstring).
     """
     names = [str(c) for c in (df.columns if columns is None else columns) if str(c) != label]
     rows = np.ones(len(df), dtype=bool) if train is None else np.asarray(train, dtype=bool)

@@ -300,7 +300,7 @@ def model_feature_list(screen: FeatureScreen, others: list[str], key: str) -> li
                     ticked.add(item.column)
     for item in screen.flagged():
         if item.column in ticked:
-            st.warning(item.warning, icon=":material/warning:")
+            st.warning(item.ticked, icon=":material/warning:")
     return [c for c in others if c in ticked]
 
 
