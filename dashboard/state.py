@@ -166,7 +166,7 @@ def forget_table() -> None:
     """Delete this session's stored table, drop the token from the URL and go back to the
     default demo."""
     table_store().forget(stored_token())
-    for key in (_TOKEN, _SAVED, _AUDIT, _SOURCE, _UPLOAD, UPLOAD_KEY):
+    for key in (_TOKEN, _SAVED, _AUDIT, _SOURCE, _UPLOAD, UPLOAD_KEY, UPLOAD_WIDGET):
         st.session_state.pop(key, None)
     if QUERY_KEY in st.query_params:
         del st.query_params[QUERY_KEY]
@@ -248,6 +248,9 @@ REFERENCE_FORM = "ref_"
 UPLOAD_KEY = "uploaded_table_key"
 #: The reference form's Train button (``ref_train_…``), whose value is never stored.
 REFERENCE_BUTTON = REFERENCE_FORM + "train_"
+#: The Data page's file uploader (forgetting the table empties it too, or the file still in it
+#: would be stored again).
+UPLOAD_WIDGET = "upload_file"
 #: Set when the Data page should open its Train tab on the next run (a raw upload).
 OPEN_TRAIN = "open_train_tab"
 

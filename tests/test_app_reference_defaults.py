@@ -127,3 +127,18 @@ def test_an_outcome_column_chosen_anyway_trains_with_a_warning_on_every_page() -
     reloaded.run()
     assert any("may hold the outcome" in w.value for w in reloaded.sidebar.warning)
     assert reloaded.session_state["active_audit"].report[0].topic == "leakage"
+
+
+def test_forgetting_a_raw_upload_deletes_it_and_does_not_store_it_again() -> None:
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.run()
+    upload(at, compas_like_frame().iloc[:600])
+    token = at.query_params["table"]
+    at.sidebar.button(key="forget_table_after").click().run()
+    assert not at.exception, at.exception
+    assert "table" not in at.query_params
+    assert "uploaded_table" not in at.session_state
+    reloaded = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    reloaded.query_params["table"] = token
+    reloaded.run()
+    assert "uploaded_table" not in reloaded.session_state  # nothing is kept under the token

@@ -26,6 +26,7 @@ from core.report.schema import csv_text
 from dashboard.components import chart, validation_report
 from dashboard.state import (
     OPEN_TRAIN,
+    UPLOAD_WIDGET,
     active_audit,
     active_source,
     cached_demo,
@@ -78,7 +79,7 @@ def demo_tab() -> None:
 def upload_tab() -> None:
     uploaded = st.file_uploader(
         "Upload a table (CSV, TSV or Parquet)",
-        type=[s.lstrip(".") for s in SUPPORTED_SUFFIXES], key="upload_file",
+        type=[s.lstrip(".") for s in SUPPORTED_SUFFIXES], key=UPLOAD_WIDGET,
     )
     if uploaded is None:
         st.markdown(
