@@ -23,10 +23,16 @@ class DataError(ValueError):
 
 @dataclass(frozen=True)
 class ValidationNote:
-    """One entry of the validation report: what was found and what was done about it."""
+    """One entry of the validation report: what was found and what was done about it.
 
-    level: str  # "info" or "warning"
+    ``level`` is ``"info"`` or ``"warning"``; ``topic`` ``"leakage"`` marks a warning that a
+    reference model learned from a column the leakage screen flags (or reads the outcome as a
+    whole), which every page of the table shows (:mod:`core.data.leakage`).
+    """
+
+    level: str
     message: str
+    topic: str = ""
 
 
 # --------------------------------------------------------------------------- row wording
