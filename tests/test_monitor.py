@@ -241,3 +241,18 @@ def test_monitor_audit_on_the_drifting_and_the_calibrated_demo():
     quiet = monitor.monitor_audit(calibrated, monitor.MonitorSettings(n_resamples=0))
     assert quiet.first_alarm is None and quiet.verdict.startswith("No alarm through 2026-12")
     assert set(quiet.table["group"]) >= {"all", "race = Black", "sex = Female"}
+
+
+def test_period_table_runs_the_skce_test_per_period_on_request():
+    from core.stattests.skce import skce_test
+
+    p, y, g = monitor.drifting_stream(800, 6, group_shares=(0.5, 0.5))
+    periods = np.repeat(["a", "b"], 400)
+    groups = pd.DataFrame({"segment": g.astype(str)})
+    table = monitor.period_table(p, y, periods, groups, n_resamples=0, skce_resamples=50)
+    overall = table[table["group"] == "all"]
+    direct = skce_test(np.column_stack([1 - p[:400], p[:400]]), y[:400], n_resamples=50,
+                       seed=0).p_value
+    assert overall["skce_p"].iloc[0] == pytest.approx(direct)
+    assert table[table["group"] != "all"]["skce_p"].isna().all()
+    assert monitor.period_table(p, y, periods, n_resamples=0)["skce_p"].isna().all()

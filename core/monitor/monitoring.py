@@ -64,6 +64,8 @@ class MonitorSettings:
         Bins of the binned e-process.
     n_resamples : int
         Bootstrap resamples of the per-period intervals.
+    skce_resamples : int
+        Resamples of the per-period SKCE test (0: not run).
     seed : int
         Seed of the bootstrap.
     challenger : str or None
@@ -78,6 +80,7 @@ class MonitorSettings:
     n_resamples: int = 100
     seed: int = 0
     challenger: str | None = None
+    skce_resamples: int = 0
 
     def checked(self) -> MonitorSettings:
         """The settings, or ValueError naming the one that is not valid."""
@@ -90,6 +93,7 @@ class MonitorSettings:
         check_choice(self.method, METHODS, "monitoring method")
         check_count("n_bins", self.n_bins, 1)
         check_count("n_resamples", self.n_resamples, 0)
+        check_count("skce_resamples", self.skce_resamples, 0)
         check_seed(self.seed)
         return self
 
@@ -218,7 +222,8 @@ def monitor_audit(audit: AuditData, settings: MonitorSettings | None = None) -> 
     eprocess = calibration_eprocess(p, y, settings.alpha, settings.method, settings.n_bins)
     groups = _group_families(ordered, p, y, settings)
     table = period_table(p, y, periods, ordered.groups if ordered.groups.shape[1] else None,
-                         n_resamples=settings.n_resamples, seed=settings.seed)
+                         n_resamples=settings.n_resamples, seed=settings.seed,
+                         skce_resamples=settings.skce_resamples)
     table = _with_period_evidence(table, periods, eprocess, groups)
     comparison = None
     if settings.challenger is not None and settings.challenger != ordered.model:

@@ -22,11 +22,12 @@ from core.data.validation import check_count
 from core.metrics.binned import METRIC_NAMES, metrics_table
 from core.metrics.intervals import check_level
 from core.monitor.eprocesses import binary_forecast
+from core.stattests.skce import skce_test
 
 #: Columns of :func:`period_table`.
 PERIOD_COLUMNS = ("period", "group", "rows", "mean_forecast", "observed_rate", "gap",
                   "gap_low", "gap_high", "ece", "ece_low", "ece_high", "brier", "brier_low",
-                  "brier_high")
+                  "brier_high", "skce_p")
 #: Label of the rows of all groups together.
 ALL_ROWS = "all"
 
@@ -34,9 +35,9 @@ ALL_ROWS = "all"
 def period_table(probs: ArrayLike, y: ArrayLike, periods: ArrayLike,
                  groups: pd.DataFrame | None = None, n_bins: int = 15,
                  n_resamples: int = 100, level: float = 0.95, seed: int = 0,
-                 min_rows: int = MIN_GROUP_ROWS) -> pd.DataFrame:
+                 min_rows: int = MIN_GROUP_ROWS, skce_resamples: int = 0) -> pd.DataFrame:
     """Per period, overall and per group: rows, mean forecast, observed rate, mean gap, ECE
-    and Brier score with intervals.
+    and Brier score with intervals, and (optionally) the SKCE test's p-value.
 
     Parameters
     ----------
@@ -58,6 +59,10 @@ def period_table(probs: ArrayLike, y: ArrayLike, periods: ArrayLike,
         Seed of the bootstrap.
     min_rows : int
         Cells (a period, or a group within it) with fewer rows get NaN metrics.
+    skce_resamples : int
+        With B > 0, each period's ``'all'`` row gets ``skce_p``, the p-value of
+        :func:`core.stattests.skce.skce_test` (consistency resampling, B resamples; exact
+        tiles or random features as its plan decides for the period's size); 0: NaN.
 
     Returns
     -------
@@ -81,6 +86,7 @@ def period_table(probs: ArrayLike, y: ArrayLike, periods: ArrayLike,
     n_resamples = check_count("n_resamples", n_resamples, 0)
     level = check_level(level)
     min_rows = check_count("min_rows", min_rows, 1)
+    skce_resamples = check_count("skce_resamples", skce_resamples, 0)
     cells = []
     for period in pd.unique(periods):
         in_period = periods == period
@@ -90,12 +96,14 @@ def period_table(probs: ArrayLike, y: ArrayLike, periods: ArrayLike,
             for value in sorted(set(values[in_period])):
                 cells.append((period, f"{column} = {value}", in_period & (values == value)))
     rows = [_cell(period, group, p[mask], labels[mask], n_bins, n_resamples, level, seed,
-                  min_rows) for period, group, mask in cells]
+                  min_rows, skce_resamples if group == ALL_ROWS else 0)
+            for period, group, mask in cells]
     return pd.DataFrame(rows, columns=list(PERIOD_COLUMNS))
 
 
 def _cell(period: str, group: str, p: np.ndarray, labels: np.ndarray, n_bins: int,
-          n_resamples: int, level: float, seed: int, min_rows: int) -> dict:
+          n_resamples: int, level: float, seed: int, min_rows: int,
+          skce_resamples: int) -> dict:
     row = dict.fromkeys(PERIOD_COLUMNS, np.nan)
     row.update(period=period, group=group, rows=int(p.shape[0]))
     if p.shape[0] < min_rows:
@@ -110,4 +118,7 @@ def _cell(period: str, group: str, p: np.ndarray, labels: np.ndarray, n_bins: in
                gap_high=float(gap.mean() + half), ece=ece["value"], ece_low=ece["ci_low"],
                ece_high=ece["ci_high"], brier=brier["value"], brier_low=brier["ci_low"],
                brier_high=brier["ci_high"])
+    if skce_resamples > 0 and np.unique(labels).size == 2:
+        row["skce_p"] = skce_test(np.column_stack([1.0 - p, p]), labels,
+                                  n_resamples=skce_resamples, seed=seed).p_value
     return row

@@ -4,7 +4,8 @@
 
     calibration-atlas monitor DATA --time COL --prob COL --label COL [--group COL ...]
         [--period day|week|month|quarter|label|N] [--alpha A] [--method combined|mean-gap|
-        binned] [--challenger COL] [--resamples B] [--seed S] [--fail-on alarm] [--out DIR]
+        binned] [--challenger COL] [--resamples B] [--skce-resamples B] [--seed S]
+        [--fail-on alarm] [--out DIR]
 
 ``DATA`` is a CSV, TSV or Parquet file, or a folder of Parquet files (a table partitioned by
 month, say), read partition by partition through :func:`core.data.stream.open_source` with
@@ -105,6 +106,10 @@ def add_monitor_command(commands, output_options) -> None:
     monitor.add_argument("--resamples", metavar="B", type=int, default=100,
                          help="bootstrap resamples of the per-period ECE and Brier intervals "
                               "(default 100; 0: none, fastest); example: --resamples 200")
+    monitor.add_argument("--skce-resamples", metavar="B", type=int, default=0,
+                         help="run the SKCE calibration test on every period with B "
+                              "resamples (default 0: not run; about a second a period of a "
+                              "few thousand rows); example: --skce-resamples 200")
     monitor.add_argument("--seed", metavar="S", type=int, default=0,
                          help="seed of the bootstrap (default 0); example: --seed 7")
     monitor.add_argument("--fail-on", choices=("alarm",), default=None,
@@ -141,7 +146,8 @@ def run_monitor(options: argparse.Namespace, stream: TextIO) -> int:
     audit = AuditData.from_mapping(frame, mapping, name=options.data.name)
     settings = MonitorSettings(period=options.period, alpha=options.alpha,
                                method=options.method, n_resamples=options.resamples,
-                               seed=options.seed, challenger=options.challenger)
+                               seed=options.seed, challenger=options.challenger,
+                               skce_resamples=options.skce_resamples)
     result = monitor_audit(audit, settings)
     written = write_monitor_report(result, options.data.name, options.out)
     stream.write(f"{result.verdict}\n")
