@@ -103,7 +103,9 @@ def parse_times(series: pd.Series, column: str) -> TimeValues:
             bad = ~np.isfinite(values)
             raise DataError(f"Time column '{column}' is not a finite number in "
                             f"{describe_rows(bad)}; fix or remove those rows.")
-        return TimeValues(column, series.astype(str).reset_index(drop=True), False, values)
+        whole = np.all(values == np.round(values))  # 2025, not 2025.0, as a period's label
+        text = (series.astype("int64") if whole else series).astype(str).reset_index(drop=True)
+        return TimeValues(column, text, False, values)
     text = series.astype(str).str.strip().reset_index(drop=True)
     if text.str.match(_ISO_WEEK).all():
         return _dates(pd.to_datetime(text + "-1", format="%G-W%V-%u"), column)
