@@ -92,12 +92,18 @@ def stored_token() -> str | None:
 def store_table(recipe: Recipe) -> None:
     """Write the active dataset's recipe and the saved settings to the store, under this
     session's token (a new one on first use), and put the token into the page's URL."""
+    _store("table", lambda store: store.save(recipe, _saved(), stored_token()))
+
+
+def _store(what: str, write) -> None:
+    """Run ``write(store)``, which returns the session's token, and put the token into the
+    page's URL; a store that cannot be written leaves a notice about ``what`` instead."""
     try:
-        token = table_store().save(recipe, _saved(), stored_token())
+        token = write(table_store())
     except OSError as error:
         st.session_state[_NOTICE] = (
-            f"This table could not be stored on the server ({error.strerror or error}); it "
-            "stays active in this tab, but a reload will not bring it back.")
+            f"This {what} could not be stored on the server ({error.strerror or error}); it "
+            "stays in this tab, but a reload will not bring it back.")
         return
     st.session_state[_TOKEN] = token
     st.query_params[QUERY_KEY] = token
@@ -263,15 +269,7 @@ def upload_key(content: bytes) -> str:
 def store_raw_upload(name: str, content: bytes) -> None:
     """Keep a raw upload (no probability column) on the server under this session's token, so
     that a reload brings it back to the Train tab; the token goes into the page's URL."""
-    try:
-        token = table_store().save_raw(name, content, _saved(), stored_token())
-    except OSError as error:
-        st.session_state[_NOTICE] = (
-            f"This upload could not be stored on the server ({error.strerror or error}); it "
-            "stays in this tab, but a reload will not bring it back.")
-        return
-    st.session_state[_TOKEN] = token
-    st.query_params[QUERY_KEY] = token
+    _store("upload", lambda store: store.save_raw(name, content, _saved(), stored_token()))
 
 
 def remember_upload(table, key: str) -> None:
