@@ -78,6 +78,7 @@ from core.report import build_report, check_formats, write_report
 from core.report.comparison import build_comparison_report
 from core.report.export import ExportError, renderer
 from core.report.schema import credal_record, csv_text, indented_json, jsonable
+from core.stattests.result import p_text
 from core.stream_audit import SAMPLE_ROWS, run_stream_audit
 
 PROG = "calibration-atlas"
@@ -514,13 +515,14 @@ def failed_verdicts(result: AuditResult, fail_on: str | None) -> list[str]:
     alpha = result.settings.alpha
     failed = []
     consistency = result.reliability.tests["consistency"].p_value
+    tests_b = result.reliability.tests["consistency"].n_resamples
     if fail_on == "any" and consistency <= alpha:
         failed.append(f"global: the SKCE consistency test rejects calibration "
-                      f"(p = {consistency:.4g})")
+                      f"({p_text(consistency, tests_b)})")
     local = result.klce_grid.aggregated.p_value
     if fail_on in ("local", "any") and local <= alpha:
         failed.append(f"local: the aggregated KLCE test rejects local calibration "
-                      f"(p = {local:.4g})")
+                      f"({p_text(local, result.klce_grid.n_resamples)})")
     if fail_on in ("slices", "any") and result.slices.rejects():
         found = result.slices.findings
         first = found.iloc[0]
@@ -731,7 +733,8 @@ def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
     table = comparison.table()
     for row in table.itertuples():
         stream.write(f"{row.test}: {row.estimator} = {row.statistic:.4g}, "
-                     f"p = {row.p_value:.4f} ({row.verdict} at alpha = {settings.alpha})\n")
+                     f"{p_text(row.p_value, settings.n_resamples)} ({row.verdict} at alpha = "
+                     f"{settings.alpha})\n")
     sample = "" if tested.size == data.n else f" (a seeded sample of {tested.size:,} rows)"
     stream.write(f"Tested {data.n:,} rows of {data.name}{sample}: wrote {len(paths)} files "
                  f"to {options.out} in {time.perf_counter() - start:.1f} s.\n")

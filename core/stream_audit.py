@@ -999,7 +999,8 @@ def skce_row(value: SkceFourierSums, setup: KernelSetup, settings: AuditSettings
     ran = {"computation": setup.value_plan.label,
            "computation_reason": setup.value_plan.reason}
     return pd.DataFrame([{
-        "metric": SKCE_ROW, "value": float(draws[0]), "ci_low": low, "ci_high": high,
+        "metric": SKCE_ROW, "value": float(draws[0]), "estimate": float(draws[0]),
+        "ci_low": float(np.clip(low, 0.0, None)), "ci_high": float(np.clip(high, 0.0, None)),
         "notion": "canonical",
         "description": "Squared kernel calibration error of the whole probability vector, "
                        "Gaussian kernel with median-heuristic bandwidth (Widmann et al. 2019); "

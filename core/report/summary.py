@@ -18,6 +18,8 @@ import pandas as pd
 
 from core.audit import AuditResult
 from core.ensembles.summary import CredalComparison
+from core.metrics.intervals import BELOW_NOISE, format_estimate, format_interval
+from core.stattests.result import p_text
 
 #: How many slice findings the summary names.
 TOP_FINDINGS = 3
@@ -34,8 +36,8 @@ class Finding:
     text: str
 
 
-def _p(p_value: float) -> str:
-    return f"p = {p_value:.4f}" if p_value >= 1e-4 else "p < 0.0001"
+def _p(p_value: float, n_resamples: int = 0) -> str:
+    return p_text(p_value, n_resamples)
 
 
 def global_findings(result: AuditResult) -> list[Finding]:
@@ -47,15 +49,21 @@ def global_findings(result: AuditResult) -> list[Finding]:
     if "ECE (L1)" in metrics.index:
         row = metrics.loc["ECE (L1)"]
         interval = ("" if np.isnan(row["ci_low"])
-                    else f", 95% interval [{row['ci_low']:.3f}, {row['ci_high']:.3f}]")
-        ece = f" The binned ECE is {row['value']:.3f}{interval} ({section.notion} notion)."
+                    else f", 95% interval {format_interval(row['ci_low'], row['ci_high'], 3)}")
+        estimate = row["estimate"] if "estimate" in row.index else row["value"]
+        shown = format_estimate(estimate, digits=3)
+        raw = (f" (bias-corrected; the plug-in value is {row['value']:.3f})"
+               if shown == BELOW_NOISE or abs(estimate - row["value"]) >= 5e-4 else "")
+        ece = (f" The binned ECE is {shown}{raw}{interval} ({section.notion} notion).")
     if test.p_value <= alpha:
         text = (f"Globally miscalibrated: the SKCE consistency test rejects calibration "
-                f"({_p(test.p_value)}, B = {test.n_resamples}, α = {alpha:g}).{ece}")
+                f"({_p(test.p_value, test.n_resamples)}, B = {test.n_resamples}, "
+                f"α = {alpha:g}).{ece}")
         found = [Finding("global", "problem", text)]
     else:
         text = (f"No evidence of global miscalibration: the SKCE consistency test does not "
-                f"reject ({_p(test.p_value)}, B = {test.n_resamples}, α = {alpha:g}).{ece}")
+                f"reject ({_p(test.p_value, test.n_resamples)}, B = {test.n_resamples}, "
+                f"α = {alpha:g}).{ece}")
         found = [Finding("global", "ok", text)]
     hl = section.tests.get("hosmer-lemeshow")
     if hl is not None and np.isfinite(hl.p_value):
@@ -94,11 +102,13 @@ def local_findings(result: AuditResult) -> list[Finding]:
     if p <= alpha:
         return [Finding("local", "problem",
                         f"Not locally calibrated over {scope}: the aggregated KLCE test over "
-                        f"{pairs} bandwidth pairs rejects ({_p(p)}, null {grid.null}, "
+                        f"{pairs} bandwidth pairs rejects ({_p(p, grid.n_resamples)}, "
+                        f"null {grid.null}, "
                         f"B = {grid.n_resamples}).")]
     return [Finding("local", "ok",
                     f"No evidence of local miscalibration over {scope} at any of {pairs} "
-                    f"bandwidth pairs: the aggregated KLCE test does not reject ({_p(p)}, "
+                    f"bandwidth pairs: the aggregated KLCE test does not reject "
+                    f"({_p(p, grid.n_resamples)}, "
                     f"null {grid.null}, B = {grid.n_resamples}).")]
 
 
