@@ -54,7 +54,7 @@ import pandas as pd
 
 from core.audit import AuditResult, AuditSettings, default_bootstrap, run_audit
 from core.audit import settings_for as audit_settings_for
-from core.compare import CRITERIA, CompareSettings
+from core.compare import CRITERIA, CompareSettings, decide
 from core.data.audit_data import AuditData
 from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.data.mapping import ColumnMapping
@@ -73,7 +73,7 @@ from core.ensembles.summary import (
 from core.kernels import engine
 from core.kernels.declared import connect, declare_cluster, declared_engines
 from core.local.slice_discovery import ERROR_RATES
-from core.recalibration import RECALIBRATORS, compare
+from core.recalibration import RECALIBRATORS, compare, recommend
 from core.report import build_report, check_formats, write_report
 from core.report.comparison import build_comparison_report
 from core.report.export import ExportError, renderer
@@ -599,6 +599,9 @@ def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: 
                   f"{audit.n:,} rows.",)
     for note in notes:
         stream.write(f"note: {note}\n")
+    if comparison is not None:
+        choice = recommend(comparison, settings.alpha)
+        stream.write(f"Recalibration: {choice.reason}\nRule: {choice.rule}\n")
     steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
     stream.write(
         f"Audited {result.rows:,} rows ({result.part}) of {result.dataset}: wrote "
@@ -817,6 +820,8 @@ def run_compare(options: argparse.Namespace, stream: TextIO) -> int:
     for row in result.table.itertuples():
         stream.write(f"{row.name}: B - A = {row.difference:+.4g} [{row.ci_low:+.4g}, "
                      f"{row.ci_high:+.4g}], p = {row.p_value:.4g}\n")
+    decision = decide(result)
+    stream.write(decision.headline + "\n" + "".join(f"  - {r}\n" for r in decision.reasons))
     stream.write(result.verdict + "\n")
     for note in report.notes:
         stream.write(f"note: {note}\n")

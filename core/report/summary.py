@@ -19,6 +19,7 @@ import pandas as pd
 from core.audit import AuditResult
 from core.ensembles.summary import CredalComparison
 from core.metrics.intervals import BELOW_NOISE, format_estimate, format_interval
+from core.recalibration.compare import recommend
 from core.stattests.result import p_text
 
 #: How many slice findings the summary names.
@@ -158,9 +159,15 @@ def lce_findings(result: AuditResult) -> list[Finding]:
 
 
 def recalibration_findings(comparison: pd.DataFrame | None, alpha: float) -> list[Finding]:
-    """The method with the lowest ECE, and whether it passes the KLCE test."""
+    """The recommended method (:func:`core.recalibration.recommend`) when the table carries
+    the Brier check, else the method with the lowest ECE and whether it passes the KLCE
+    test."""
     if comparison is None or comparison.empty:
         return []
+    if "brier_worse_p" in comparison:
+        choice = recommend(comparison, alpha)
+        return [Finding("recalibration", "info" if choice.method else "problem",
+                        f"Recalibration: {choice.reason} Rule: {choice.rule}")]
     ranked = comparison.dropna(subset=["ece"]).sort_values("ece")
     if ranked.empty:
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.compare import CRITERIA, CRITERION_NAMES, CompareSettings
+from core.compare import CRITERIA, CRITERION_NAMES, CompareSettings, decide
 from core.figures.compare import differences_figure, dumbbell_figure, reliability_overlay_figure
 from core.figures.style import caption_text
 from core.report.comparison import build_comparison_report
@@ -84,8 +84,13 @@ bar.empty()
 
 worse = result.worse(criteria)
 bad_slices = result.worse_slices()
+decision = decide(result)
+st.markdown(f"### **{decision.headline}**")
+st.markdown("\n".join(f"- {reason}" for reason in decision.reasons))
+st.caption(f"Rule: {decision.rule}")
 box = st.error if worse or not bad_slices.empty else st.success
-box(result.verdict, icon=":material/balance:")
+with st.expander("The full verdict"):
+    box(result.verdict, icon=":material/balance:")
 caption = caption_text(notion=result.parameters["notion"], split=part, n=result.n,
                        extra=f"{champion} (A) vs {challenger} (B), α = {alpha:g}")
 
