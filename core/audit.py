@@ -55,7 +55,12 @@ from core.local.groups import group_calibration_table, group_reliability_tables
 from core.local.lcb_estimate import LcbEstimate
 from core.local.lcb_estimate import lcb_estimate as estimate_lcb
 from core.local.lce_estimate import mlce_curve
-from core.local.slice_discovery import ERROR_RATES, SliceDiscovery, discover_slices
+from core.local.slice_discovery import (
+    ERROR_RATES,
+    SliceDiscovery,
+    discover_slices,
+    with_prediction,
+)
 from core.local.slice_space import Slice
 from core.metrics import cumulative
 from core.metrics.extended import extended_metrics_table
@@ -651,7 +656,8 @@ def slice_lcb_points(query: AuditData, values: np.ndarray, rows: np.ndarray | No
     each lies in the slice ``piece``, beside the numeric column the slice is cut on (else the
     first numeric one, else the prediction)."""
     rows = np.arange(query.n) if rows is None else rows
-    frame = slice_frame(query, names).iloc[rows].reset_index(drop=True)
+    frame = with_prediction(slice_frame(query, names), query.probs).iloc[rows].reset_index(
+        drop=True)
     numeric = [c.feature for c in piece.conditions if c.low is not None and c.low != c.high]
     numeric += [n for n in names if pd.api.types.is_numeric_dtype(frame[n])]
     if numeric:

@@ -126,7 +126,8 @@ def slice_findings(result: AuditResult) -> list[Finding]:
         return [Finding("slices", "info", slices.statement())]
     found = slices.findings
     if found.empty:
-        return [Finding("slices", "ok", f"No miscalibrated slice found. {slices.statement()} "
+        return [Finding("slices", "info", f"No miscalibrated slice found. {slices.coverage()} "
+                                          f"{slices.statement()} "
                         "A slice that is not flagged is not shown to be calibrated.")]
     interval = "simultaneous" if slices.error_rate == "fwer" else "selection-adjusted"
     parts = []

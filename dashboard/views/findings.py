@@ -68,7 +68,9 @@ if len(found):
                  column_config={**COLUMNS, "listed": st.column_config.NumberColumn(
                      "listed under it", help="flagged slices whose gap this finding explains")})
 else:
-    st.success(result.summary(), icon=":material/check_circle:")
+    # Neutral, not green: nothing flagged is not "calibrated" (issue 31).
+    st.info(f"{result.summary()} {result.coverage()} Open **Trust test** in the sidebar for "
+            "that test.", icon=":material/search_off:")
 st.markdown(
     "**Reading a finding.** The model's rate is off on that slice by the gap, and the interval "
     "bounds how far — the size of the worst slice is not inflated by its being the worst. A "
