@@ -526,9 +526,11 @@ def failed_verdicts(result: AuditResult, fail_on: str | None) -> list[str]:
     if fail_on in ("slices", "any") and result.slices.rejects():
         found = result.slices.findings
         first = found.iloc[0]
+        floor_b = result.slices.n_resamples if result.slices.error_rate == "fwer" else 0
         failed.append(f"slices: {len(found):,} miscalibrated slice finding(s), the first "
-                      f"{first['slice']} (gap {first['gap']:+.3f}, adjusted p = "
-                      f"{first['p_adjusted']:.4g}, {result.slices.error_rate.upper()})")
+                      f"{first['slice']} (gap {first['gap']:+.3f}, adjusted "
+                      f"{p_text(first['p_adjusted'], floor_b)}, "
+                      f"{result.slices.error_rate.upper()})")
     return failed
 
 

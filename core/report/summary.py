@@ -130,13 +130,15 @@ def slice_findings(result: AuditResult) -> list[Finding]:
                                           f"{slices.statement()} "
                         "A slice that is not flagged is not shown to be calibrated.")]
     interval = "simultaneous" if slices.error_rate == "fwer" else "selection-adjusted"
+    floor_b = slices.n_resamples if slices.error_rate == "fwer" else 0
     parts = []
     for _, row in found.head(TOP_FINDINGS).iterrows():
         direction = "underestimates" if row["gap"] > 0 else "overestimates"
         parts.append(f"{describe_slice(row, len(slices.classes))} ({int(row['rows']):,} rows): "
                      f"the model {direction} the rate by {abs(row['gap']):.3f} ({interval} "
                      f"{1 - slices.alpha:.0%} interval {row['ci_low']:+.3f} to "
-                     f"{row['ci_high']:+.3f}, adjusted p = {row['p_adjusted']:.4g})")
+                     f"{row['ci_high']:+.3f}, adjusted "
+                     f"{p_text(row['p_adjusted'], floor_b)})")
     more = len(found) - len(parts)
     listed = int(slices.table["significant"].sum()) - len(found)
     extra = (f" {more:,} more finding{'s' if more != 1 else ''} in the table." if more else "") \
