@@ -23,6 +23,7 @@ from core.recalibration.compare import (
     CompareSettings,
     recommend,
 )
+from core.stattests.result import format_p_value
 from dashboard.cache import recalibration as recal_cache
 from dashboard.components import chart
 from dashboard.state import (
@@ -119,6 +120,8 @@ means = [c for c in METRICS if c in table]
 lower = [c for c in means if BETTER[c] < 0 and table[c].notna().any() and c != "fit_seconds"]
 higher = [c for c in means if BETTER[c] > 0 and c not in ("klce_p", "brier_worse_p")]
 styled = (table.style.format("{:.4g}", na_rep="—")
+          .format(lambda p: format_p_value(p, settings.n_resamples), subset=["klce_p"],
+                  na_rep="—")
           .highlight_min(subset=lower, props="font-weight:bold;background-color:#d5f5e3")
           .highlight_max(subset=higher, props="font-weight:bold;background-color:#d5f5e3")
           .map(lambda p: "color:#c0392b;font-weight:bold" if p <= ALPHA else "",
