@@ -8,6 +8,7 @@ from core.compare import CRITERIA, CRITERION_NAMES, CompareSettings, decide
 from core.figures.compare import differences_figure, dumbbell_figure, reliability_overlay_figure
 from core.figures.style import caption_text
 from core.report.comparison import build_comparison_report
+from core.stattests.result import format_p_value
 from dashboard.cache import compare as compare_cache
 from dashboard.components import chart
 from dashboard.state import active_audit, export_file, set_export_file
@@ -111,7 +112,10 @@ chart(differences_figure(result.table, result.alpha), key="cmp_differences", cap
 if not result.klce_tests.empty:
     st.markdown("**Each model's own KLCE test of local calibration** "
                 f"({result.parameters['klce_rows']:,} rows, same kernel for both)")
-    st.dataframe(result.klce_tests, width="stretch", hide_index=True)
+    # each model's test ran with the comparison's B: "≤ 1/(B+1)" at the floor
+    st.dataframe(result.klce_tests.assign(p_value=[
+        format_p_value(p, settings.n_resamples) for p in result.klce_tests["p_value"]]),
+        width="stretch", hide_index=True)
 
 st.subheader("Reliability, both models on the same bins")
 chart(reliability_overlay_figure(result), key="cmp_reliability", caption=caption,
