@@ -58,7 +58,7 @@ import pandas as pd
 
 from core.audit import AuditResult, AuditSettings, default_bootstrap, run_audit
 from core.audit import settings_for as audit_settings_for
-from core.compare import CRITERIA, CompareSettings
+from core.compare import CRITERIA, CompareSettings, decide
 from core.data.audit_data import AuditData
 from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.data.mapping import ColumnMapping
@@ -77,12 +77,13 @@ from core.ensembles.summary import (
 from core.kernels import engine
 from core.kernels.declared import connect, declare_cluster, declared_engines
 from core.local.slice_discovery import ERROR_RATES
-from core.recalibration import RECALIBRATORS, compare
+from core.recalibration import RECALIBRATORS, compare, recommend
 from core.report import build_report, check_formats, write_report
 from core.report.comparison import build_comparison_report
 from core.report.export import ExportError, renderer
 from core.report.monitor_command import add_monitor_command, run_monitor
 from core.report.schema import credal_record, csv_text, indented_json, jsonable
+from core.stattests.result import p_text
 from core.stream_audit import SAMPLE_ROWS, run_stream_audit
 
 PROG = "calibration-atlas"
@@ -521,19 +522,22 @@ def failed_verdicts(result: AuditResult, fail_on: str | None) -> list[str]:
     alpha = result.settings.alpha
     failed = []
     consistency = result.reliability.tests["consistency"].p_value
+    tests_b = result.reliability.tests["consistency"].n_resamples
     if fail_on == "any" and consistency <= alpha:
         failed.append(f"global: the SKCE consistency test rejects calibration "
-                      f"(p = {consistency:.4g})")
+                      f"({p_text(consistency, tests_b)})")
     local = result.klce_grid.aggregated.p_value
     if fail_on in ("local", "any") and local <= alpha:
         failed.append(f"local: the aggregated KLCE test rejects local calibration "
-                      f"(p = {local:.4g})")
+                      f"({p_text(local, result.klce_grid.n_resamples)})")
     if fail_on in ("slices", "any") and result.slices.rejects():
         found = result.slices.findings
         first = found.iloc[0]
+        floor_b = result.slices.n_resamples if result.slices.error_rate == "fwer" else 0
         failed.append(f"slices: {len(found):,} miscalibrated slice finding(s), the first "
-                      f"{first['slice']} (gap {first['gap']:+.3f}, adjusted p = "
-                      f"{first['p_adjusted']:.4g}, {result.slices.error_rate.upper()})")
+                      f"{first['slice']} (gap {first['gap']:+.3f}, adjusted "
+                      f"{p_text(first['p_adjusted'], floor_b)}, "
+                      f"{result.slices.error_rate.upper()})")
     return failed
 
 
@@ -604,6 +608,9 @@ def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: 
                   f"{audit.n:,} rows.",)
     for note in notes:
         stream.write(f"note: {note}\n")
+    if comparison is not None:
+        choice = recommend(comparison, settings.alpha)
+        stream.write(f"Recalibration: {choice.reason}\nRule: {choice.rule}\n")
     steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
     stream.write(
         f"Audited {result.rows:,} rows ({result.part}) of {result.dataset}: wrote "
@@ -738,7 +745,8 @@ def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
     table = comparison.table()
     for row in table.itertuples():
         stream.write(f"{row.test}: {row.estimator} = {row.statistic:.4g}, "
-                     f"p = {row.p_value:.4f} ({row.verdict} at alpha = {settings.alpha})\n")
+                     f"{p_text(row.p_value, settings.n_resamples)} ({row.verdict} at alpha = "
+                     f"{settings.alpha})\n")
     sample = "" if tested.size == data.n else f" (a seeded sample of {tested.size:,} rows)"
     stream.write(f"Tested {data.n:,} rows of {data.name}{sample}: wrote {len(paths)} files "
                  f"to {options.out} in {time.perf_counter() - start:.1f} s.\n")
@@ -821,6 +829,8 @@ def run_compare(options: argparse.Namespace, stream: TextIO) -> int:
     for row in result.table.itertuples():
         stream.write(f"{row.name}: B - A = {row.difference:+.4g} [{row.ci_low:+.4g}, "
                      f"{row.ci_high:+.4g}], p = {row.p_value:.4g}\n")
+    decision = decide(result)
+    stream.write(decision.headline + "\n" + "".join(f"  - {r}\n" for r in decision.reasons))
     stream.write(result.verdict + "\n")
     for note in report.notes:
         stream.write(f"note: {note}\n")

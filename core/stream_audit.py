@@ -93,7 +93,12 @@ from core.kernels.rff import (
 )
 from core.kernels.spec import KernelSpec, one_vs_rest, product_points
 from core.kernels.tiles import MEDIAN_SAMPLE, Standardizer, median_heuristic
-from core.local.slice_discovery import SliceDiscovery, slice_targets
+from core.local.slice_discovery import (
+    SliceDiscovery,
+    prediction_column_name,
+    prediction_values,
+    slice_targets,
+)
 from core.local.slice_discovery import resolve_notion as slice_notion_of
 from core.local.slice_streamed import (
     CellSums,
@@ -185,6 +190,8 @@ class Spec:
         kind, first, width = self.slice_sources[j]
         if kind == "group":
             return chunk.groups[self.slice_columns[j].name]
+        if kind == "prediction":
+            return prediction_values(chunk.probs)
         if self.slice_columns[j].kind == "numeric":
             return chunk.X[:, first]
         block = chunk.X[:, first:first + width]
@@ -741,7 +748,9 @@ def make_spec(schema: StreamSchema, settings: AuditSettings, sample_rows: int) -
 def slice_columns_of(schema: StreamSchema, features: tuple[str, ...]
                      ) -> tuple[tuple[SliceColumn, ...], tuple[tuple[str, int, int], ...]]:
     """The columns slices are cut on (:func:`core.audit.slice_names`: the audit features, then
-    the group attributes that are not among them) and where each lies in a chunk."""
+    the group attributes that are not among them, then the prediction's quantile ranges as
+    :func:`core.local.slice_discovery.discover_slices` adds them) and where each lies in a
+    chunk."""
     offsets, at = {}, 0
     for column in schema.mapping.features:
         width = len(schema.levels[column]) if column in schema.categorical else 1
@@ -758,6 +767,8 @@ def slice_columns_of(schema: StreamSchema, features: tuple[str, ...]
         if name not in features:
             columns.append(SliceColumn(name, "categorical", schema.levels[name]))
             sources.append(("group", 0, 0))
+    columns.append(SliceColumn(prediction_column_name(c.name for c in columns), "numeric", ()))
+    sources.append(("prediction", 0, 0))
     return tuple(columns), tuple(sources)
 
 
@@ -999,7 +1010,8 @@ def skce_row(value: SkceFourierSums, setup: KernelSetup, settings: AuditSettings
     ran = {"computation": setup.value_plan.label,
            "computation_reason": setup.value_plan.reason}
     return pd.DataFrame([{
-        "metric": SKCE_ROW, "value": float(draws[0]), "ci_low": low, "ci_high": high,
+        "metric": SKCE_ROW, "value": float(draws[0]), "estimate": float(draws[0]),
+        "ci_low": float(np.clip(low, 0.0, None)), "ci_high": float(np.clip(high, 0.0, None)),
         "notion": "canonical",
         "description": "Squared kernel calibration error of the whole probability vector, "
                        "Gaussian kernel with median-heuristic bandwidth (Widmann et al. 2019); "

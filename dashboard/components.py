@@ -17,6 +17,7 @@ from core.report.export import (
     export_figure,
     static_unavailable_reason,
 )
+from core.stattests.result import p_text
 from dashboard.state import (
     export_file,
     forget_table,
@@ -111,9 +112,11 @@ def analysis_part(audit: AuditData, key: str) -> tuple[AuditData, str]:
     return (audit if part == "all rows" else audit.split_part(part)), part
 
 
-def verdict(p_value: float, alpha: float, reject: str, accept: str, notion: str) -> None:
-    """A plain-language reading of a test at level α."""
-    text = f"at α = {alpha:g} (p = {p_value:.4f}, notion: {notion})."
+def verdict(p_value: float, alpha: float, reject: str, accept: str, notion: str,
+            n_resamples: int = 0) -> None:
+    """A plain-language reading of a test at level α (its p-value as
+    :func:`core.stattests.result.p_text` writes it: ``p ≤ 1/(B+1)`` at the floor)."""
+    text = f"at α = {alpha:g} ({p_text(p_value, n_resamples)}, notion: {notion})."
     if p_value <= alpha:
         st.error(f"{reject} {text}", icon=":material/warning:")
     else:

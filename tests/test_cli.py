@@ -225,6 +225,7 @@ def test_recalibration_comparison_reaches_the_report(table_csv: Path, tmp_path: 
     document = json.loads((out / "results.json").read_text())
     methods = [row["method"] for row in document["recalibration"]["comparison"]]
     assert methods[0] == "uncalibrated" and {"temperature", "histogram"} <= set(methods)
+    assert "Recalibration: " in err and "Rule: Among the methods" in err  # issue 31
     assert "Recalibration" in (out / "report.html").read_text(encoding="utf-8")
     assert cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p",
                      "--recalibrate", "magic", "--out", str(tmp_path / "x")]) == 2
