@@ -1,0 +1,118 @@
+"""The built wheel alone serves the app (issue 34): no checkout on the path.
+
+The wheel is built from this checkout, installed into a new virtual environment in a
+temporary folder (its dependencies from the package index, as ``pip install`` resolves them),
+and run from a folder outside the checkout: ``calibration-atlas demo`` writes its report, and
+``calibration-atlas app`` answers ``ok`` on its health endpoint and shows the Data page on the
+census demo in Chromium, with the packaged logo. Slow (a few minutes: the dependencies are
+installed from pip's cache), one run per ``make test``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.e2e.conftest import free_port, requires_chromium, screenshot, wait_healthy
+
+pytestmark = [pytest.mark.slow]
+
+#: Installing the dependencies into the new environment (from pip's cache or the index).
+INSTALL_SECONDS = 900
+
+
+def clean_environment(home: Path) -> dict[str, str]:
+    """This environment without anything that would put the checkout on the path."""
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    environment["CALIBRATION_ATLAS_STORE"] = str(home / "tables")
+    return environment
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
+    """``(bin folder of the new environment, a working folder outside the checkout, env)``."""
+    folder = tmp_path_factory.mktemp("wheel")
+    assert ROOT not in folder.parents
+    wheels = folder / "dist"
+    subprocess.run([sys.executable, "-m", "build", "--wheel",
+                    "--outdir", str(wheels), str(ROOT)],
+                   check=True, capture_output=True, timeout=300)
+    (wheel,) = wheels.glob("calibration_atlas-*.whl")
+    subprocess.run([sys.executable, "-m", "venv", str(folder / "venv")], check=True,
+                   timeout=300)
+    bin_folder = folder / "venv" / "bin"
+    environment = clean_environment(folder)
+    done = subprocess.run([str(bin_folder / "python"), "-m", "pip", "install", "--quiet",
+                           "--disable-pip-version-check", str(wheel)],
+                          capture_output=True, text=True, timeout=INSTALL_SECONDS,
+                          env=environment, cwd=folder)
+    assert done.returncode == 0, done.stderr[-3000:]
+    work = folder / "work"
+    work.mkdir()
+    return bin_folder, work, environment
+
+
+def test_the_wheel_is_imported_from_the_new_environment(installed) -> None:
+    bin_folder, work, environment = installed
+    found = subprocess.run(
+        [str(bin_folder / "python"), "-c",
+         "import core, dashboard, importlib.metadata as m; "
+         "print(core.__file__); print(dashboard.__file__); "
+         "print(m.version('calibration-atlas'), core.__version__)"],
+        capture_output=True, text=True, check=True, cwd=work, env=environment, timeout=120)
+    core_file, dashboard_file, versions = found.stdout.split("\n")[:3]
+    for path in (core_file, dashboard_file):
+        assert "site-packages" in path and str(ROOT) not in path, path
+    dashboard = Path(dashboard_file).parent
+    for needed in ("app.py", "views/data.py", "assets/logo.png", "assets/klce_null_study.md",
+                   ".streamlit/config.toml"):
+        assert (dashboard / needed).is_file(), f"the wheel lacks dashboard/{needed}"
+    distribution_version, code_version = versions.split()
+    assert distribution_version == code_version
+
+
+def test_the_installed_command_writes_the_demo_report(installed) -> None:
+    bin_folder, work, environment = installed
+    done = subprocess.run([str(bin_folder / "calibration-atlas"), "demo", "--out", "demo"],
+                          capture_output=True, text=True, cwd=work, env=environment,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (work / "demo" / "report.html").is_file()
+    assert (work / "demo" / "results.json").is_file()
+
+
+@requires_chromium
+def test_the_installed_app_serves_the_census_demo(installed, page) -> None:
+    bin_folder, work, environment = installed
+    port = free_port()
+    log = work / "app.log"
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            [str(bin_folder / "calibration-atlas"), "app", "--port", str(port),
+             "--address", "127.0.0.1"],
+            cwd=work, env=environment, stdout=sink, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(url, process, log)
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=5) as response:
+            assert response.read().strip() == b"ok"
+        page.goto(url)
+        page.get_by_text("Preview: first 500 of 10,000 rows.").wait_for(timeout=120_000)
+        page.locator("[data-testid='stLogo']").first.wait_for()  # the packaged logo
+        assert page.get_by_text("Traceback").count() == 0
+        screenshot(page, "installed-wheel-data")
+    finally:
+        process.terminate()  # the command became Streamlit itself (exec), so this stops it
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert f"serving the dashboard on http://127.0.0.1:{port}" in log.read_text()
