@@ -78,21 +78,32 @@ Progress = Callable[[float, str], None] | None
 class ComparisonResult:
     """The paired comparison of a challenger (B) with a champion (A).
 
-    Attributes:
-        champion, challenger: the two models' names (A, B).
-        n: rows compared.
-        alpha: level of every test and interval (intervals are 1 − α).
-        table: one row a criterion: ``criterion`` (key), ``name``, ``value_a``, ``value_b``,
-            ``difference`` (B − A), ``ci_low``, ``ci_high``, ``p_value``, ``std_error``,
-            ``variance``, ``method``.
-        klce_tests: each model's KLCE test of local calibration (``model``, ``klce``,
-            ``p_value``, ``null``), empty when the KLCE criterion was not asked for.
-        slices: per-slice differences (:func:`core.compare.slices.slice_differences`) with a
-            ``criterion`` column; groups are the rows whose ``kind`` is ``"group"``.
-        critical: the max-|T| critical value over every slice and slice criterion.
-        reliability: each model's reliability table on the same equal-width bins.
-        verdict: one paragraph: what is and what is not established.
-        parameters: the settings used.
+    Attributes
+    ----------
+    champion, challenger
+        the two models' names (A, B).
+    n
+        rows compared.
+    alpha
+        level of every test and interval (intervals are 1 − α).
+    table
+        one row a criterion: ``criterion`` (key), ``name``, ``value_a``, ``value_b``,
+        ``difference`` (B − A), ``ci_low``, ``ci_high``, ``p_value``, ``std_error``,
+        ``variance``, ``method``.
+    klce_tests
+        each model's KLCE test of local calibration (``model``, ``klce``,
+        ``p_value``, ``null``), empty when the KLCE criterion was not asked for.
+    slices
+        per-slice differences (:func:`core.compare.slices.slice_differences`) with a
+        ``criterion`` column; groups are the rows whose ``kind`` is ``"group"``.
+    critical
+        the max-``|T|`` critical value over every slice and slice criterion.
+    reliability
+        each model's reliability table on the same equal-width bins.
+    verdict
+        one paragraph: what is and what is not established.
+    parameters
+        the settings used.
     """
 
     champion: str

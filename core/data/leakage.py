@@ -99,12 +99,18 @@ class LeftOut:
 class FeatureScreen:
     """The default model features of a raw table and the columns left out.
 
-    Attributes:
-        label: the label column.
-        kept: the proposed model features, in table order.
-        left_out: the other columns (the label excepted), most serious reason first.
-        auc: single-feature AUC on the training rows of every column it was computed for.
-        train_rows: how many rows the AUCs were computed on.
+    Attributes
+    ----------
+    label
+        the label column.
+    kept
+        the proposed model features, in table order.
+    left_out
+        the other columns (the label excepted), most serious reason first.
+    auc
+        single-feature AUC on the training rows of every column it was computed for.
+    train_rows
+        how many rows the AUCs were computed on.
     """
 
     label: str
@@ -198,10 +204,14 @@ def single_feature_auc(series: pd.Series, y: np.ndarray, seed: int = 0) -> float
     share of class j among classes i and j). 1 means some ordering of the column's values
     puts every row of each class above every row of another; 0.5, no information.
 
-    Args:
-        series: the column.
-        y: integer labels ``0..m-1``, one per row.
-        seed: seeds the folds.
+    Parameters
+    ----------
+    series
+        the column.
+    y
+        integer labels ``0..m-1``, one per row.
+    seed
+        seeds the folds.
     """
     y = np.asarray(y, dtype=np.int64)
     m = int(y.max()) + 1 if y.size else 0
@@ -338,18 +348,27 @@ def screen_features(df: pd.DataFrame, label: str, y: np.ndarray | None = None,
                     classes: Sequence[str] | None = None, seed: int = 0) -> FeatureScreen:
     """Split a table's columns into proposed model features and columns left out, with why.
 
-    Args:
-        df: the raw table, its repeated names already made unique
-            (:func:`~core.data.table.deduplicate_columns`).
-        label: the label column (never a feature).
-        y: integer labels ``0..m-1`` of every row; ``None`` skips the leakage rules (a label
-            that could not be read).
-        train: which rows the leakage statistics use (the training part); ``None``: all.
-        columns: the columns to screen (default: every column but the label).
-        classes: class names, for the sentences.
-        seed: seeds the cross-fitting folds.
+    Parameters
+    ----------
+    df
+        the raw table, its repeated names already made unique
+        (:func:`~core.data.table.deduplicate_columns`).
+    label
+        the label column (never a feature).
+    y
+        integer labels ``0..m-1`` of every row; ``None`` skips the leakage rules (a label
+        that could not be read).
+    train
+        which rows the leakage statistics use (the training part); ``None``: all.
+    columns
+        the columns to screen (default: every column but the label).
+    classes
+        class names, for the sentences.
+    seed
+        seeds the cross-fitting folds.
 
-    Returns:
+    Returns
+    -------
         FeatureScreen: a column is left out for the first of :data:`REASONS` it meets.
     """
     names = [str(c) for c in (df.columns if columns is None else columns) if str(c) != label]

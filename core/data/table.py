@@ -27,11 +27,15 @@ MISSING_LEVEL = "(missing)"
 class DeduplicatedTable:
     """A table whose column names are unique, and what was done to make them so.
 
-    Attributes:
-        frame: the table; the caller's frame itself when no name repeats, else a new frame.
-        notes: one sentence per repeated name, for the person who loaded the table.
-        ambiguous: each repeated name whose columns hold different values → the names its
-            columns were kept under (``'sex (column 3)'``, ``'sex (column 4)'``).
+    Attributes
+    ----------
+    frame
+        the table; the caller's frame itself when no name repeats, else a new frame.
+    notes
+        one sentence per repeated name, for the person who loaded the table.
+    ambiguous
+        each repeated name whose columns hold different values → the names its
+        columns were kept under (``'sex (column 3)'``, ``'sex (column 4)'``).
     """
 
     frame: pd.DataFrame
@@ -68,10 +72,10 @@ def deduplicate_columns(df: pd.DataFrame) -> DeduplicatedTable:
     * all hold the same values: the first is kept under the name, the copies are dropped;
     * they differ: every distinct version is kept, named ``'<name> (column k)'`` after its
       first position k in the table (counted from 1), and the bare name is listed in
-      :attr:`DeduplicatedTable.ambiguous`, so that mapping it to a role can be refused
+      ``DeduplicatedTable.ambiguous``, so that mapping it to a role can be refused
       (:meth:`AuditData.from_mapping` does) instead of silently taking one of them.
 
-    Each case adds a sentence to :attr:`DeduplicatedTable.notes`. The caller's frame is not
+    Each case adds a sentence to ``DeduplicatedTable.notes``. The caller's frame is not
     modified.
     """
     names = list(df.columns)

@@ -52,7 +52,7 @@ def _as_family(observed: np.ndarray, null: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def step_down_max_t(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
-    """Westfall–Young step-down max-|T| adjusted p-values (module doc).
+    """Westfall–Young step-down max-``|T|`` adjusted p-values (module doc).
 
     Parameters
     ----------
@@ -87,7 +87,7 @@ def single_step_p_values(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
 
 
 def max_t_critical(null: np.ndarray, alpha: float) -> float:
-    """The single-step max-|T| critical value ``c`` at level α: ``|T_k| > c`` rejects exactly
+    """The single-step max-``|T|`` critical value ``c`` at level α: ``|T_k| > c`` rejects exactly
     when the single-step p-value is at most α (module doc); ``inf`` when B is too small for
     any p-value to reach α (``α(1 + B) < 1``).
 

@@ -52,7 +52,7 @@ def skce_test(
     ``block``: the asymptotic z-test of Widmann et al. 2019 — the block estimates ĥ_k (block
     size b) are i.i.d. with mean SKCE, so ``z = mean(ĥ) / (sd(ĥ)/√⌊n/b⌋)`` and p = 1 − Φ(z).
     ``bound``: a distribution-free test from Hoeffding's inequality for U-statistics: the
-    summand h is bounded by |h| ≤ sup k · ‖r‖‖r'‖ ≤ 2, so under H0
+    summand h is bounded by ``|h| ≤ sup k · ‖r‖‖r'‖ ≤ 2``, so under H0
     ``P(SKCE_u ≥ t) ≤ exp(−⌊n/2⌋ t² / 8)``; valid for any n, conservative.
 
     ``computation`` applies to the consistency test (:mod:`core.kernels.computation`): ``"exact"``
@@ -119,7 +119,7 @@ def consistency_columns(Z: np.ndarray, R: np.ndarray, n_resamples: int, seed: in
 
 def bound_test(statistic: float, n: int, bandwidth: float) -> TestResult:
     """The distribution-free test of an unbiased SKCE ``statistic`` on n rows:
-    ``p = exp(−⌊n/2⌋ max(t, 0)² / 8)`` (Hoeffding, |h| ≤ 2; see :func:`skce_test`)."""
+    ``p = exp(−⌊n/2⌋ max(t, 0)² / 8)`` (Hoeffding, ``|h| ≤ 2``; see :func:`skce_test`)."""
     p = float(np.exp(-(n // 2) * max(statistic, 0.0) ** 2 / 8.0))
     return TestResult(float(statistic), min(p, 1.0), np.empty(0), "bound", 0,
                       {"bandwidth": bandwidth, "estimator": "unbiased"})

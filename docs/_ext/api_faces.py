@@ -21,6 +21,11 @@ from pathlib import Path
 GENERATED = Path("api") / "generated"
 
 
+#: Modules at the top of ``core`` that are not documented here: the command line has its own
+#: page in the user guide.
+UNDOCUMENTED = ("core.cli",)
+
+
 def faces() -> list[str]:
     """Every package of ``core`` that has an ``__all__``, in import-path order."""
     import core
@@ -28,6 +33,15 @@ def faces() -> list[str]:
     names = [module.name for module in pkgutil.walk_packages(core.__path__, "core.")
              if module.ispkg]
     return sorted(name for name in names if hasattr(importlib.import_module(name), "__all__"))
+
+
+def top_modules() -> list[str]:
+    """The modules at the top of ``core`` (``core.audit``, ``core.stream_audit``): their public
+    names defined there are documented (they have no ``__all__``)."""
+    import core
+
+    return sorted(f"core.{module.name}" for module in pkgutil.iter_modules(core.__path__)
+                  if not module.ispkg and f"core.{module.name}" not in UNDOCUMENTED)
 
 
 def page(face: str) -> str:
@@ -40,7 +54,7 @@ def page(face: str) -> str:
 def write_pages(app) -> None:
     folder = Path(app.srcdir) / GENERATED
     folder.mkdir(parents=True, exist_ok=True)
-    wanted = {f"{face}.rst": page(face) for face in faces()}
+    wanted = {f"{face}.rst": page(face) for face in [*faces(), *top_modules()]}
     for stale in folder.glob("*.rst"):
         if stale.name not in wanted:
             stale.unlink()
@@ -56,7 +70,9 @@ def exported() -> dict[int, str]:
     for face in faces():
         module = importlib.import_module(face)
         for name in module.__all__:
-            names.setdefault(id(getattr(module, name)), f"{face}.{name}")
+            value = getattr(module, name)
+            if hasattr(value, "__qualname__") or hasattr(value, "__path__"):  # not a constant
+                names.setdefault(id(value), f"{face}.{name}")
     return names
 
 
@@ -96,19 +112,31 @@ def face_targets(path: str, names: dict[int, str], face_names: list[str]) -> lis
     return candidates
 
 
+def documented_in(node) -> str | None:
+    """The dotted name whose docstring holds ``node`` (autodoc's ``docstring of X`` source)."""
+    source = node.source or ""
+    marker = "docstring of "
+    return source.split(marker, 1)[1].strip() if marker in source else None
+
+
 def resolve_to_face(app, env, node, contnode):
     if node.get("refdomain") != "py":
         return None
-    target = node.get("reftarget", "")
+    target = node.get("reftarget", "").lstrip("~.")
     module, klass = node.get("py:module"), node.get("py:class")
     paths = [target]
-    if module and not target.startswith("core."):
-        if klass:
+    if not target.startswith("core."):
+        if module and klass:
             paths.append(f"{module}.{klass}.{target}")
-        paths.append(f"{module}.{target}")
+        if module:
+            paths.append(f"{module}.{target}")
+        owner = documented_in(node)  # a bare name: look beside the docstring that uses it
+        if owner:
+            parts = owner.split(".")
+            paths += [".".join([*parts[:cut], target]) for cut in range(len(parts), 1, -1)]
     state = env.app.__dict__.setdefault("_api_faces", {})
     if "names" not in state:
-        state["names"], state["faces"] = exported(), faces()
+        state["names"], state["faces"] = exported(), [*faces(), *top_modules()]
     domain = env.get_domain("py")
     for path in paths:
         if not path.startswith("core.") or lookup(path) is None:
