@@ -25,8 +25,8 @@ def estimator_risk_figure(table: pd.DataFrame) -> go.Figure:
     """Validation risk (Gruber & Bach eq. 20) of each estimator at its chosen hyperparameter.
 
     ``table`` is the ``table`` of :class:`core.estimators.EstimatorSelection`. Left: the mean
-    risk over the folds ± 1 standard error. Right: the risk above the selected estimator's, from per-fold
-    paired differences ± 1 standard error — the folds share their rows, so this is the
+    risk over the folds ± 1 standard error. Right: the risk above the selected estimator's,
+    from per-fold paired differences ± 1 standard error — the folds share their rows, so this is the
     comparison that says whether one estimator is really better than another.
     """
     names = _estimator_names(table)

@@ -255,8 +255,9 @@ def lce(
         features, error at most :func:`~core.local.lce_grid.binned_error_bound`) or ``"auto"``
         (:func:`plan_method`; :func:`lce_result` reports which ran).
     grid_size
-        grid nodes per axis of the binned approximation (default :data:`~core.local.lce_grid.DEFAULT_GRID`;
-        ``"auto"`` picks its own from :data:`~core.local.lce_plan.AUTO_GRIDS`).
+        grid nodes per axis of the binned approximation (default
+        :data:`~core.local.lce_grid.DEFAULT_GRID`; ``"auto"`` picks its own from
+        :data:`~core.local.lce_plan.AUTO_GRIDS`).
     tile_size
         tile edge of the exact method's :func:`core.kernels.tiles.kernel_matmul`.
     n_jobs

@@ -1,4 +1,5 @@
-"""Figure export and the audit report (HTML, PDF, JSON) built from one :func:`~core.audit.run_audit`.
+"""Figure export and the audit report (HTML, PDF, JSON) built from one
+:func:`~core.audit.run_audit`.
 
 Modules, one concept each:
 

@@ -105,7 +105,8 @@ def test_the_installed_app_serves_the_census_demo(installed, page) -> None:
             assert response.read().strip() == b"ok"
         page.goto(url)
         page.get_by_text("Preview: first 500 of 10,000 rows.").wait_for(timeout=120_000)
-        page.locator("[data-testid='stLogo']").first.wait_for()  # the packaged logo
+        page.locator("[data-testid='stSidebarLogo'], [data-testid='stHeaderLogo'], "
+                     "[data-testid='stLogo']").first.wait_for(state="attached")  # the logo
         assert page.get_by_text("Traceback").count() == 0
         screenshot(page, "installed-wheel-data")
     finally:
