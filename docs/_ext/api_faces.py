@@ -15,6 +15,7 @@ import stays a warning — with ``-n -W`` a failed build.
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 from pathlib import Path
 
@@ -44,11 +45,57 @@ def top_modules() -> list[str]:
                   if not module.ispkg and f"core.{module.name}" not in UNDOCUMENTED)
 
 
+def constant_note(face: str, name: str, value) -> str:
+    """The ``#:`` comment of a constant in the module of the face that defines it, else where
+    it comes from."""
+    from sphinx.pycode import ModuleAnalyzer
+
+    module = importlib.import_module(face)
+    for info in pkgutil.walk_packages(module.__path__, face + "."):
+        defining = importlib.import_module(info.name)
+        if getattr(defining, name, None) is not value:
+            continue
+        try:
+            comment = ModuleAnalyzer.for_module(info.name).find_attr_docs().get(("", name))
+        except Exception:  # noqa: BLE001 — no source to read: fall back to the origin
+            comment = None
+        if comment:
+            return " ".join(line.strip() for line in comment if line.strip())
+        origin = info.name
+        break
+    else:
+        origin = face
+    return f"Defined in ``{origin}``."
+
+
+def short_value(value) -> str:
+    text = repr(value)
+    text = text if len(text) <= 120 else text[:117] + "..."
+    return text.replace("\n", " ")
+
+
 def page(face: str) -> str:
-    """The reST page of one face: its docstring, then every name of ``__all__``."""
+    """The reST page of one face: its docstring, then every name of ``__all__`` — functions
+    and classes by ``automodule`` (which follows ``__all__``), constants as data entries with
+    their value, modules the face exports as sections of their own."""
     title = f"``{face}``"
-    return (f"{title}\n{'=' * len(title)}\n\n"
-            f".. automodule:: {face}\n   :members:\n")
+    text = f"{title}\n{'=' * len(title)}\n\n.. automodule:: {face}\n   :members:\n"
+    module = importlib.import_module(face)
+    names = getattr(module, "__all__", ())
+    constants = [name for name in names if not callable(getattr(module, name))
+                 and not inspect.ismodule(getattr(module, name))]
+    modules = [name for name in names if inspect.ismodule(getattr(module, name))]
+    if constants:
+        text += f"\nConstants\n---------\n\n.. py:currentmodule:: {face}\n\n"
+        for name in constants:
+            value = getattr(module, name)
+            text += (f".. py:data:: {name}\n   :value: {short_value(value)}\n\n"
+                     f"   {constant_note(face, name, value)}\n\n")
+    for name in modules:
+        heading = f"``{face}.{name}``"
+        text += (f"\n{heading}\n{'-' * len(heading)}\n\n"
+                 f".. automodule:: {getattr(module, name).__name__}\n   :members:\n")
+    return text
 
 
 def write_pages(app) -> None:
