@@ -67,7 +67,18 @@ class ColumnGuess:
 
 
 def guess_columns(df: pd.DataFrame) -> ColumnGuess:
-    """Guess label, probability/logit, split, ensemble-member, group and feature columns."""
+    """Guess label, probability/logit, split, ensemble-member, group and feature columns.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The uploaded table.
+
+    Returns
+    -------
+    ColumnGuess
+        The proposed roles of the columns.
+    """
     columns = [str(c) for c in df.columns]
     lowered = {c: c.lower().strip() for c in columns}
     label = next((c for name in LABEL_NAMES for c in columns if lowered[c] == name), None)

@@ -39,7 +39,25 @@ class LoadedTable:
 
 
 def read_table(source: str | Path | bytes, name: str | None = None) -> LoadedTable:
-    """Read a CSV/TSV/Parquet file from a path or from raw bytes (then ``name`` gives the type)."""
+    """Read a CSV/TSV/Parquet file from a path or from raw bytes (then ``name`` gives the type).
+
+    Parameters
+    ----------
+    source : str, pathlib.Path or bytes
+        A file path, or the file's bytes (an upload).
+    name : str, optional
+        The file's name; its extension tells the type of raw bytes.
+
+    Returns
+    -------
+    LoadedTable
+        The table (``.frame``) and what was noted while reading it (encoding, delimiter).
+
+    Raises
+    ------
+    DataError
+        A sentence naming the problem when the file cannot be read.
+    """
     if isinstance(source, (str, Path)):
         path = Path(source)
         name = name or path.name

@@ -142,7 +142,26 @@ def open_source(source: str | Path | object, name: str | None = None,
     """A :class:`TableSource` for a Parquet file, a folder of Parquet files (every file with
     the same columns), a Dask DataFrame or a pandas DataFrame (cut into partitions of
     ``partition_rows``); raises DataError with a sentence when the files cannot be read or
-    do not agree."""
+    do not agree.
+
+    Parameters
+    ----------
+    source : str, pathlib.Path, dask or pandas DataFrame
+        What to read.
+    name : str, optional
+        A name for messages and the report (default: the file or folder name).
+    partition_rows : int
+        Rows per partition of a pandas DataFrame.
+
+    Returns
+    -------
+    TableSource
+
+    Raises
+    ------
+    DataError
+        When the files cannot be read or do not agree.
+    """
     if isinstance(source, pd.DataFrame):
         frame = source.reset_index(drop=True)
         starts = range(0, len(frame), partition_rows) if len(frame) else [0]

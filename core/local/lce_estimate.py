@@ -286,6 +286,16 @@ def mlce(
 
     Tends to the binned MCE with the same bins as γ → ∞ (Lemma 1) and to
     ``max_j |c_j − o_j|`` as γ → 0. Arguments as :func:`lce`.
+
+    Parameters
+    ----------
+    conf, correct, features, gamma, n_bins, method, grid_size, tile_size, n_jobs
+        As :func:`lce`.
+
+    Returns
+    -------
+    float
+        ``MLCE_γ``, in [0, 1].
     """
     return float(np.max(lce(conf, correct, features, gamma, n_bins, False, method, grid_size,
                             tile_size, n_jobs)))

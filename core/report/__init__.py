@@ -213,6 +213,13 @@ def write_report(report: Report, folder: str | Path) -> list[Path]:
     ``figures/<key>.<format>`` (with ``figures/plotly.min.js`` when the report shares one
     copy of plotly.js) and ``tables/<name>.csv`` into ``folder`` (created if needed).
 
+    Parameters
+    ----------
+    report : Report
+        What :func:`build_report` returned.
+    folder : str or pathlib.Path
+        Where to write.
+
     Returns
     -------
     list of pathlib.Path

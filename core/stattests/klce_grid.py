@@ -88,6 +88,42 @@ def klce_grid_test(
     few seconds here, else random features with D and B sized to the data by
     :func:`core.kernels.computation.plan`); the aggregated result's
     ``parameters["computation"]`` says which ran.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    X : array_like or None
+        ``(n, d)`` numeric audit features (one-hot encoded categoricals); ``None`` or no
+        columns: the prediction kernel alone.
+    prob_bandwidths, feature_bandwidths : sequence of float, optional
+        The grid's bandwidths; ``None``: the median heuristic × (¼, ½, 1, 2, 4).
+    standardize : bool, default True
+        Scale each feature column to unit spread before the feature kernel.
+    null : str
+        The null distribution, as for :func:`klce_test`.
+    n_resamples : int, default 500
+        Resamples B, shared by every grid point.
+    seed : int, default 0
+        Seed of the resamples.
+    class_index : int, optional
+        For several classes: the class whose residual is tested (default: every class).
+    progress : callable, optional
+        ``progress(fraction, message)`` as the grid is computed.
+    spec : KernelSpec, optional
+        The kernel settings as one value (:class:`core.kernels.KernelSpec`), instead of the
+        keyword arguments above.
+    computation : {"auto", "exact", "rff", "block"}
+        How the kernel sums are computed (:mod:`core.kernels.computation`).
+    n_features : int
+        Random Fourier features D of ``"rff"``.
+
+    Returns
+    -------
+    GridTestResult
+        Every grid point's statistic and p-value, and the ``aggregated`` test.
     """
     base = checked_inputs(probs, y, X, spec_from(spec, None, None, standardize, class_index))
     n_resamples = check_count("n_resamples", n_resamples, 1)
