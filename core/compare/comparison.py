@@ -381,6 +381,27 @@ class CompareSettings:
     hashable value (the page's cache key, the report's settings, the CLI's options).
 
     ``champion`` ``None`` means the audited model; ``features`` ``None`` all audit features.
+
+    Attributes
+    ----------
+    challenger : str
+        The challenger's prediction set (B).
+    champion : str or None
+        The champion's (A); ``None``: the audited model.
+    features : tuple of str or None
+        Audit features of the KLCE kernel and the feature slices; ``None``: all.
+    part : str
+        The split compared (``"test"``), or ``"all"``.
+    alpha : float
+        Level of every test and interval.
+    criteria : tuple of str
+        The criteria compared, from :data:`CRITERIA`.
+    n_bins : int
+        Equal-width bins of the ECE² difference.
+    n_resamples : int
+        Resamples of the paired bootstrap and the KLCE tests.
+    seed : int
+        Seed of every resample.
     """
 
     challenger: str
@@ -409,6 +430,25 @@ def compare_audit(audit, challenger: str, champion: str | None = None, *,
     ``champion`` defaults to the audited model (``audit.model``); ``features`` names audit
     features (default: all of the audit's); the ``test`` split is compared when the data has
     one (``part="all"`` for every row). Groups are the audit's group attributes.
+
+    Parameters
+    ----------
+    audit : AuditData
+        A table with at least two prediction sets.
+    challenger : str
+        The challenger's prediction set (B).
+    champion : str, optional
+        The champion's (A); default the audited model.
+    features : sequence of str, optional
+        Audit features; default all of the audit's.
+    part : str, default "test"
+        The split compared, or ``"all"``.
+    **kwargs
+        Passed to :func:`compare_models` (``criteria``, ``alpha``, ``n_resamples``, ``seed``, …).
+
+    Returns
+    -------
+    ComparisonResult
     """
     for name in (challenger, champion):
         if name is not None and name not in audit.model_probs:

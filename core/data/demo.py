@@ -587,7 +587,17 @@ def demo_frame(key: str) -> pd.DataFrame:
 
 
 def demo_mapping(key: str) -> ColumnMapping:
-    """Which column of :func:`demo_frame` plays which role."""
+    """Which column of :func:`demo_frame` plays which role.
+
+    Parameters
+    ----------
+    key : str
+        One of :data:`DEMOS`.
+
+    Returns
+    -------
+    ColumnMapping
+    """
     return _MAPPINGS[_spec(key).key]
 
 

@@ -72,6 +72,17 @@ class LeftOut:
     ``reason`` is one of :data:`REASONS`; ``evidence`` says what was found, ``sentence``
     adds what it means for the default; ``auc`` is the column's single-feature AUC on the
     training rows where it was computed.
+
+    Attributes
+    ----------
+    column : str
+        The column left out.
+    reason : str
+        One of :data:`REASONS`.
+    evidence : str
+        What was found.
+    auc : float or None
+        Its single-feature AUC on the training rows, where computed.
     """
 
     column: str

@@ -31,7 +31,17 @@ SNIFF_BYTES = 64 * 1024
 
 @dataclass(frozen=True)
 class LoadedTable:
-    """A table read from a file, with what the reader had to decide on the way."""
+    """A table read from a file, with what the reader had to decide on the way.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        The table, its repeated column names made unique.
+    source : str
+        Where it came from (the file name).
+    notes : tuple of str
+        What the reader decided (encoding, delimiter, dropped copies).
+    """
 
     frame: pd.DataFrame
     source: str

@@ -72,6 +72,19 @@ class TableSource:
 
     ``frame`` is the Dask or pandas DataFrame of a frame source (``None`` for Parquet,
     read from ``partitions[i].path``); ``columns`` are the table's column names.
+
+    Attributes
+    ----------
+    name : str
+        The source's name, for messages and the report.
+    columns : tuple of str
+        The table's column names.
+    partitions : tuple
+        The partitions, read one at a time.
+    frame : object or None
+        The Dask or pandas DataFrame of a frame source.
+    kind : {"parquet", "dask", "pandas"}
+        What the source is.
     """
 
     name: str

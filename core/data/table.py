@@ -77,6 +77,16 @@ def deduplicate_columns(df: pd.DataFrame) -> DeduplicatedTable:
 
     Each case adds a sentence to ``DeduplicatedTable.notes``. The caller's frame is not
     modified.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table as read.
+
+    Returns
+    -------
+    DeduplicatedTable
+        The table with unique names, the ambiguous names and the notes.
     """
     names = list(df.columns)
     if not pd.Index(names).duplicated().any():
@@ -172,6 +182,15 @@ def is_categorical(series: pd.Series) -> bool:
     a two-level category (``False`` / ``True``), as a user expects. Numeric columns, 0/1
     included, stay numeric. The one rule for audit features (:class:`AuditData`) and model
     features (:mod:`core.data.reference_model`).
+
+    Parameters
+    ----------
+    series : pandas.Series
+        One column.
+
+    Returns
+    -------
+    bool
     """
     return pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series)
 
@@ -181,6 +200,16 @@ def summarise_columns(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     Numeric columns get missing count, distinct count, mean, standard deviation, minimum,
     median and maximum; the others their missing count, number of levels and top level.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    numeric, categorical : pandas.DataFrame
+        One row per column of each kind.
     """
     numeric_rows, categorical_rows = [], []
     for column in df.columns:
