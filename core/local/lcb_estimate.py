@@ -237,6 +237,30 @@ def lcb_estimate(
     sample of the query rows loses nothing a page shows: the scatter draws at most 50,000
     points, and subgroup means over thousands of sampled rows differ from the all-row means
     by far less than the noise of the values themselves.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+        The reference rows.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    X : array_like or None
+        ``(n, d)`` audit features.
+    query_probs, query_X : array_like, optional
+        Where LCB is evaluated; ``None``: the reference rows, leave-one-out.
+    spec : KernelSpec
+        The kernel settings.
+    computation : {"auto", "exact", "sampled"}
+        Exact sums, the seeded samples, or the cheaper that is accurate enough.
+    seed : int, default 0
+        Seed of the samples.
+    reference_size, query_size : int
+        Sample sizes of the sampled computation.
+
+    Returns
+    -------
+    LcbEstimate
     """
     p, labels = check_probs_labels(probs, y)
     inputs = inputs_for(p, labels, X, spec)

@@ -200,7 +200,17 @@ def lce_result(
     n_jobs: int | None = None,
 ) -> LceResult:
     """:func:`lce` with the :class:`LceMethod` that ran (for a caption: which computation,
-    its error bound, and what the exact one would cost)."""
+    its error bound, and what the exact one would cost).
+
+    Parameters
+    ----------
+    conf, correct, features, gamma, n_bins, signed, method, grid_size, tile_size, n_jobs
+        As :func:`lce`.
+
+    Returns
+    -------
+    LceResult
+    """
     data = _prepare(conf, correct, features, n_bins)
     g = check_gamma(gamma, data.features.shape[1])
     if grid_size is not None:
@@ -332,6 +342,33 @@ def mlce_curve(
     the error of both the MLCE and the mean; 0 for the exact methods). The γ values that
     the sweep computes share one layout per confidence bin. ``progress(fraction, message)``
     is called before each γ.
+
+    Parameters
+    ----------
+    conf : array_like
+        ``(n,)`` top-label confidences.
+    correct : array_like
+        ``(n,)`` 1 where the prediction was right, else 0.
+    features : array_like
+        ``(n, d)`` the embedding the kernel acts on.
+    gammas : array_like
+        The bandwidths γ.
+    n_bins : int, default 15
+        Equal-width confidence bins.
+    method : {"auto", "exact", "pairs", "sweep", "binned"}
+        The computation (as :func:`lce`).
+    grid_size : int, optional
+        Grid nodes per axis of ``"binned"``.
+    tile_size : int, default 256
+        Tile edge of the exact pairs.
+    n_jobs : int, optional
+        Threads (default: the engine's).
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    pandas.DataFrame
     """
     data = _prepare(conf, correct, features, n_bins)
     if grid_size is not None:

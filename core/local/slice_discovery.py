@@ -112,6 +112,35 @@ class SliceDiscovery:
     (``p_adjusted ≤ α``), ``finding`` (significant and not explained by a flagged parent) and
     ``listed_under`` (that parent's name, else empty). ``n_tested`` is the number of tests
     (slices × classes tested).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Every tested (slice, class), as above.
+    n_tested : int
+        Hypotheses tested.
+    alpha : float
+        The level.
+    error_rate : {"fwer", "fdr"}
+        What is controlled.
+    notion : str
+        The calibration notion.
+    classes : tuple of str
+        The classes tested.
+    n_resamples : int
+        B of the max-``|T|`` null.
+    critical_value : float
+        The simultaneous intervals' critical value.
+    null_maxima : numpy.ndarray
+        The resampled maxima.
+    family : SliceFamily
+        The slices.
+    seed : int
+        Seed of the null.
+    engine : str
+        Where the sums ran.
+    scope : str
+        Which rows were tested.
     """
 
     table: pd.DataFrame

@@ -101,7 +101,21 @@ def jeffreys_interval(
 def binomial_interval(
     successes: ArrayLike, trials: ArrayLike, method: str = "wilson", level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Dispatch to :func:`wilson_interval` or :func:`jeffreys_interval` by name."""
+    """Dispatch to :func:`wilson_interval` or :func:`jeffreys_interval` by name.
+
+    Parameters
+    ----------
+    successes, trials : array_like
+        Counts.
+    method : {"wilson", "jeffreys"}
+        The interval.
+    level : float, default 0.95
+        Coverage.
+
+    Returns
+    -------
+    low, high : numpy.ndarray
+    """
     if method == "wilson":
         return wilson_interval(successes, trials, level)
     if method == "jeffreys":
@@ -132,6 +146,26 @@ def bootstrap_interval(
     point estimate, which is correct for the population value; for a debiased estimator,
     ``plugin`` is its plug-in counterpart (as in Kumar et al.'s reference code).
     ``percentile``: ``[q_{α/2}, q_{1−α/2}]``. The interval is clipped to ``bounds``.
+
+    Parameters
+    ----------
+    draws : array_like
+        The resampled values ``T*_r``.
+    estimate : float
+        T.
+    level : float, default 0.95
+        Coverage.
+    method : {"basic", "percentile"}
+        The interval.
+    bounds : tuple of float
+        The interval is clipped to these.
+    plugin : float, optional
+        ``θ(F̂)``; default T.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``.
     """
     level = check_level(level)
     check_choice(method, BOOTSTRAP_METHODS, "bootstrap interval", "use 'basic' or 'percentile'")

@@ -38,6 +38,21 @@ class GridTestResult:
     ``statistics`` and ``p_values`` have shape ``(len(prob_bandwidths),
     len(feature_bandwidths))``; ``aggregated`` tests with ``max_g z_g``, the largest
     standardised statistic over the grid, against the same maximum over the resamples.
+
+    Attributes
+    ----------
+    prob_bandwidths, feature_bandwidths : numpy.ndarray
+        The grid.
+    statistics, p_values : numpy.ndarray
+        Per grid point.
+    aggregated : TestResult
+        The aggregated test.
+    null : numpy.ndarray
+        The resampled statistics.
+    n_resamples : int
+        B.
+    spec : KernelSpec
+        The settings of the grid's centre.
     """
 
     prob_bandwidths: np.ndarray
@@ -52,7 +67,19 @@ class GridTestResult:
 
 def bandwidth_grid(center: float, factors: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0)
                    ) -> np.ndarray:
-    """Bandwidths spread on a log scale around ``center`` (the median heuristic by default)."""
+    """Bandwidths spread on a log scale around ``center`` (the median heuristic by default).
+
+    Parameters
+    ----------
+    center : float
+        The grid's centre.
+    factors : sequence of float
+        Multiples of it.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return np.asarray([center * f for f in factors], dtype=np.float64)
 
 

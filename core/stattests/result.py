@@ -69,7 +69,19 @@ def resampling_p_value(statistic: float, null: np.ndarray) -> float:
 
 
 def paper_p_value(statistic: float, null: np.ndarray) -> float:
-    """``#{null > statistic} / B`` (I-trustworthy eq. 8 as computed in its Algorithm 1)."""
+    """``#{null > statistic} / B`` (I-trustworthy eq. 8 as computed in its Algorithm 1).
+
+    Parameters
+    ----------
+    statistic : float
+        The observed statistic.
+    null : array_like
+        ``(B,)`` resampled statistics.
+
+    Returns
+    -------
+    float
+    """
     return float(np.count_nonzero(null > statistic) / null.size)
 
 
