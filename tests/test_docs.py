@@ -62,3 +62,39 @@ def test_the_report_schema_and_the_studies_are_in_the_site(built: Path) -> None:
     assert studies, "no study pages"
     for stem in studies:
         assert (built / "studies" / f"{stem}.html").is_file(), stem
+
+
+def public_objects() -> list[tuple[str, object]]:
+    """``(public name, object)`` of every function and class in a face's ``__all__``, once."""
+    seen, found = set(), []
+    for face in faces():
+        module = importlib.import_module(face)
+        for name in module.__all__:
+            value = getattr(module, name)
+            if (inspect.isfunction(value) or inspect.isclass(value)) and id(value) not in seen:
+                seen.add(id(value))
+                found.append((f"{face}.{name}", value))
+    return found
+
+
+def test_every_public_function_documents_its_parameters_in_numpydoc() -> None:
+    """numpydoc's own checks: no parameter left out (PR01), none unknown (PR02)."""
+    from numpydoc.validate import validate
+
+    problems = []
+    for public, value in public_objects():
+        if not inspect.isfunction(value):
+            continue
+        result = validate(f"{value.__module__}.{value.__qualname__}")
+        problems += [f"{public}: {code} {message}" for code, message in result["errors"]
+                     if code in ("PR01", "PR02")]
+    assert not problems, "\n".join(problems)
+
+
+def test_every_public_class_documents_its_attributes_or_parameters() -> None:
+    from numpydoc.docscrape import ClassDoc
+
+    missing = [public for public, value in public_objects()
+               if inspect.isclass(value) and not getattr(value, "_is_protocol", False)
+               and not (ClassDoc(value)["Attributes"] or ClassDoc(value)["Parameters"])]
+    assert not missing, f"classes without an Attributes or Parameters section: {missing}"

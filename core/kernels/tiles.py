@@ -311,9 +311,19 @@ def quadratic_forms(
         ``(n,)`` or ``(n, B)`` weights; one quadratic form per column.
     bandwidth
         σ of the Gaussian or γ of the Laplacian.
+    kind : {"gaussian", "laplacian"}
+        The kernel.
+    exclude_diagonal : bool, default True
+        Leave out the terms i = j.
+    tile_size : int
+        Tile edge.
+    n_jobs : int, optional
+        Threads (default: the engine's).
+
     Returns
     -------
-    ``(B,)`` float64 (a scalar array of shape ``()`` when E is one-dimensional).
+    numpy.ndarray
+        ``(B,)`` float64 (a scalar array of shape ``()`` when E is one-dimensional).
     """
     vector = np.ndim(E) == 1
     E = np.ascontiguousarray(_as_2d(E))
