@@ -50,3 +50,20 @@ def test_a_missing_dashboard_is_one_sentence(monkeypatch, capsys) -> None:
     assert cli.main(["app"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("calibration-atlas: error: ") and "Traceback" not in err
+
+
+def test_streamlit_reads_the_packaged_defaults_from_any_folder(tmp_path) -> None:
+    """``streamlit run`` of the package's app takes ``dashboard/.streamlit/config.toml`` as the
+    script's own configuration, whatever folder it runs in (no checkout beside it)."""
+    import subprocess
+
+    probe = (
+        "from streamlit import config; "
+        f"config._main_script_path = {str(APP)!r}; "  # what `streamlit run APP` sets
+        "config.get_config_options(force_reparse=True); "
+        "print(config.get_option('server.maxUploadSize'), "
+        "config.get_option('client.showErrorDetails'), "
+        "config.get_option('browser.gatherUsageStats'))")
+    shown = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True,
+                           text=True, check=True, timeout=120)
+    assert shown.stdout.split() == ["500", "none", "False"], shown.stdout
