@@ -12,7 +12,7 @@ PORT   ?= 8501
 SERVE_ADDRESS ?= 0.0.0.0
 SIGN_IN ?= 1
 
-.PHONY: test-scale run serve test lint e2e benchmarks venv clean docs
+.PHONY: test-scale test-pythons run serve test lint e2e benchmarks venv clean docs
 
 venv: $(STAMP)
 
@@ -48,6 +48,11 @@ e2e: $(STAMP)
 
 test-scale: $(STAMP)
 	$(BIN)/python -m pytest -m scale -s tests/e2e/test_browser_scale.py
+
+# The built wheel on the oldest and newest supported Python (python3.10 and python3.13 on
+# the PATH; each is skipped with a reason when missing), about 10 minutes.
+test-pythons: $(STAMP)
+	$(BIN)/python -m pytest -m pythons tests/e2e/test_installed_wheel.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis docs/_build docs/api/generated

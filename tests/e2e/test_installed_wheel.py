@@ -11,6 +11,7 @@ installed from pip's cache), one run per ``make test``.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -35,18 +36,19 @@ def clean_environment(home: Path) -> dict[str, str]:
     return environment
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
-    """``(bin folder of the new environment, a working folder outside the checkout, env)``."""
-    folder = tmp_path_factory.mktemp("wheel")
+def build_wheel(folder: Path) -> Path:
+    """The wheel of this checkout, built into ``folder`` (``python -m build --wheel``)."""
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(folder),
+                    str(ROOT)], check=True, capture_output=True, timeout=300)
+    (wheel,) = folder.glob("calibration_atlas-*.whl")
+    return wheel
+
+
+def install(python: str, wheel: Path, folder: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A new virtual environment of ``python`` in ``folder`` with only ``wheel`` (and its
+    dependencies) installed: ``(its bin folder, a working folder outside the checkout, env)``."""
     assert ROOT not in folder.parents
-    wheels = folder / "dist"
-    subprocess.run([sys.executable, "-m", "build", "--wheel",
-                    "--outdir", str(wheels), str(ROOT)],
-                   check=True, capture_output=True, timeout=300)
-    (wheel,) = wheels.glob("calibration_atlas-*.whl")
-    subprocess.run([sys.executable, "-m", "venv", str(folder / "venv")], check=True,
-                   timeout=300)
+    subprocess.run([python, "-m", "venv", str(folder / "venv")], check=True, timeout=300)
     bin_folder = folder / "venv" / "bin"
     environment = clean_environment(folder)
     done = subprocess.run([str(bin_folder / "python"), "-m", "pip", "install", "--quiet",
@@ -57,6 +59,33 @@ def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     work = folder / "work"
     work.mkdir()
     return bin_folder, work, environment
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("dist"))
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
+    """The wheel in a new environment of this interpreter."""
+    return install(sys.executable, wheel, tmp_path_factory.mktemp("wheel"))
+
+
+def serve_and_check_health(bin_folder: Path, work: Path, environment: dict[str, str]) -> None:
+    """``calibration-atlas app`` on a free port answers ``ok`` on its health endpoint."""
+    port = free_port()
+    log = work / f"app-{port}.log"
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            [str(bin_folder / "calibration-atlas"), "app", "--port", str(port),
+             "--address", "127.0.0.1"],
+            cwd=work, env=environment, stdout=sink, stderr=subprocess.STDOUT)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", process, log)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def test_the_wheel_is_imported_from_the_new_environment(installed) -> None:
@@ -117,3 +146,24 @@ def test_the_installed_app_serves_the_census_demo(installed, page) -> None:
             process.kill()
             process.wait()
     assert f"serving the dashboard on http://127.0.0.1:{port}" in log.read_text()
+
+
+#: The oldest and newest Python that ``requires-python`` admits and the classifiers name.
+SUPPORTED_PYTHONS = ("3.10", "3.13")
+
+
+@pytest.mark.pythons
+@pytest.mark.parametrize("version", SUPPORTED_PYTHONS)
+def test_the_wheel_on_the_oldest_and_newest_python(version: str, wheel, tmp_path) -> None:
+    """``make test-pythons``: the wheel installs on that interpreter, writes the demo report
+    and serves the app (several minutes each: every dependency is installed for it)."""
+    python = shutil.which(f"python{version}")
+    if python is None:
+        pytest.skip(f"no python{version} on the PATH")
+    bin_folder, work, environment = install(python, wheel, tmp_path)
+    done = subprocess.run([str(bin_folder / "calibration-atlas"), "demo", "--out", "demo"],
+                          capture_output=True, text=True, cwd=work, env=environment,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (work / "demo" / "results.json").is_file()
+    serve_and_check_health(bin_folder, work, environment)
