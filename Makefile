@@ -49,8 +49,8 @@ e2e: $(STAMP)
 test-scale: $(STAMP)
 	$(BIN)/python -m pytest -m scale -s tests/e2e/test_browser_scale.py
 
-# The built wheel on the oldest and newest supported Python (python3.10 and python3.13 on
-# the PATH; each is skipped with a reason when missing), about 10 minutes.
+# The built wheel on the oldest and newest supported Python (python3.10 and python3.13, on
+# the PATH or under pyenv; each is skipped with a reason when missing), about 10 minutes.
 test-pythons: $(STAMP)
 	$(BIN)/python -m pytest -m pythons tests/e2e/test_installed_wheel.py
 

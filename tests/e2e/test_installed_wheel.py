@@ -52,7 +52,7 @@ def install(python: str, wheel: Path, folder: Path) -> tuple[Path, Path, dict[st
     bin_folder = folder / "venv" / "bin"
     environment = clean_environment(folder)
     done = subprocess.run([str(bin_folder / "python"), "-m", "pip", "install", "--quiet",
-                           "--disable-pip-version-check", str(wheel)],
+                           "--disable-pip-version-check", "--no-compile", str(wheel)],
                           capture_output=True, text=True, timeout=INSTALL_SECONDS,
                           env=environment, cwd=folder)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -152,14 +152,28 @@ def test_the_installed_app_serves_the_census_demo(installed, page) -> None:
 SUPPORTED_PYTHONS = ("3.10", "3.13")
 
 
+def find_python(version: str) -> str | None:
+    """A working ``python<version>``: the one on the PATH if it runs (a pyenv shim of a
+    version not selected does not), else pyenv's own copy; None when there is none."""
+    candidates = [shutil.which(f"python{version}")]
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+    candidates += sorted(str(p) for p in root.glob(f"versions/{version}.*/bin/python{version}"))
+    for candidate in filter(None, candidates):
+        probe = subprocess.run([candidate, "-c", "import sys; print(sys.executable)"],
+                               capture_output=True, text=True, timeout=60)
+        if probe.returncode == 0:
+            return probe.stdout.strip()
+    return None
+
+
 @pytest.mark.pythons
 @pytest.mark.parametrize("version", SUPPORTED_PYTHONS)
 def test_the_wheel_on_the_oldest_and_newest_python(version: str, wheel, tmp_path) -> None:
     """``make test-pythons``: the wheel installs on that interpreter, writes the demo report
     and serves the app (several minutes each: every dependency is installed for it)."""
-    python = shutil.which(f"python{version}")
+    python = find_python(version)
     if python is None:
-        pytest.skip(f"no python{version} on the PATH")
+        pytest.skip(f"no working python{version} on the PATH or under pyenv")
     bin_folder, work, environment = install(python, wheel, tmp_path)
     done = subprocess.run([str(bin_folder / "calibration-atlas"), "demo", "--out", "demo"],
                           capture_output=True, text=True, cwd=work, env=environment,
