@@ -1,6 +1,8 @@
 """Calibration Atlas — entry point: page navigation and the active-dataset sidebar.
 
-Run with ``make run`` (or ``streamlit run dashboard/app.py``).
+Run with ``calibration-atlas app`` (``make run`` in a checkout), or
+``streamlit run dashboard/app.py``; its Streamlit defaults are
+``dashboard/.streamlit/config.toml``, read as the script's own config.
 """
 
 from __future__ import annotations
