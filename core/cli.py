@@ -16,6 +16,8 @@
         [--features COL,...] [--groups COL,...] [--split COL] [--criteria C,...]
         [--fail-on worse] [--alpha A] [--resamples B] [--seed S] [--formats ...] [--out DIR]
     calibration-atlas app [--port N] [--address A] [--sign-in]
+    calibration-atlas monitor DATA --time COL --prob COL --label COL [--group COL ...]
+        [--period month] [--alpha A] [--challenger COL] [--fail-on alarm] [--out DIR]
 
 ``audit`` and ``demo`` write ``DIR/report.html``, ``DIR/report.pdf`` (where Chromium exists),
 ``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv`` (with ``--member``, the
@@ -25,7 +27,9 @@ Ensembles page's three credal-set tests (:func:`core.ensembles.compare_ensemble`
 a challenger with a champion on the same rows (:func:`core.compare.compare_audit`) and writes
 the Compare models page's sections (:mod:`core.report.comparison`); with ``--fail-on worse``
 it exits 1 when the challenger is significantly worse on a compared criterion or slice.
-``app`` serves the dashboard of the installed package with Streamlit (:func:`app_command`). The
+``app`` serves the dashboard of the installed package with Streamlit (:func:`app_command`).
+``monitor`` follows calibration over time with anytime-valid alarms
+(:mod:`core.report.monitor_command`). The
 audit is
 :func:`core.audit.run_audit` — the computation the app's pages show — and the report is
 :func:`core.report.build_report`. Exit status 0 on success; 2 on bad input, with the sentence
@@ -81,6 +85,7 @@ from core.recalibration import RECALIBRATORS, compare
 from core.report import build_report, check_formats, write_report
 from core.report.comparison import build_comparison_report
 from core.report.export import ExportError, renderer
+from core.report.monitor_command import add_monitor_command, run_monitor
 from core.report.schema import credal_record, csv_text, indented_json, jsonable
 from core.stream_audit import SAMPLE_ROWS, run_stream_audit
 
@@ -204,10 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="run 'calibration-atlas audit --help', 'calibration-atlas demo --help', "
-               "'calibration-atlas credal --help', 'calibration-atlas compare --help' or "
-               "'calibration-atlas app --help' for the options and examples of each command.")
+               "'calibration-atlas credal --help', 'calibration-atlas compare --help', "
+               "'calibration-atlas monitor --help' or 'calibration-atlas app --help' for the "
+               "options and examples of each command.")
     commands = parser.add_subparsers(dest="command",
-                                     metavar="{audit,demo,credal,compare,app}", required=True)
+                                     metavar="{audit,demo,credal,compare,monitor,app}",
+                                     required=True)
 
     audit = commands.add_parser(
         "audit", help="audit a table of labels and predicted probabilities",
@@ -301,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_command(commands)
     for command in (audit, demo, commands.choices["credal"], commands.choices["compare"]):
         add_engine_options(command)
+    add_monitor_command(commands, add_output_options)  # core/report/monitor_command.py
     add_app_command(commands)
     return parser
 
@@ -961,6 +969,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.write(f"{PROG}: error: {error}\n")
             return 2
     try:
+        if options.command == "monitor":
+            return run_monitor(options, stream)
         with compute_engine(options, stream):
             streamed = options.command == "audit" and should_stream(options)
             if options.command == "compare" or streamed:

@@ -39,6 +39,7 @@ PAGES = [
             icon=":material/compare_arrows:"),
     st.Page(HERE / "views" / "ensembles.py", title="Ensembles", icon=":material/stacks:"),
     st.Page(HERE / "views" / "estimators.py", title="Estimators", icon=":material/tune:"),
+    st.Page(HERE / "views" / "over_time.py", title="Over time", icon=":material/timeline:"),
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
 ]
 

@@ -45,6 +45,13 @@ def dataset_card(audit: AuditData, source: str) -> None:
         parts = {p: int((audit.split == p).sum()) for p in ("train", "calibration", "test")}
         lines.append("split: " + ", ".join(f"{k} {v:,}" for k, v in parts.items() if v))
     st.caption("  \n".join(lines))
+    leakage = [note for note in audit.report if note.topic == "leakage"]
+    if leakage:
+        st.warning(f"The reference model behind this table learned from column"
+                   f"{'s' if len(leakage) != 1 else ''} that may hold the outcome "
+                   f"({len(leakage)} warning{'s' if len(leakage) != 1 else ''} in the Data "
+                   "page's validation report): every result here may look better than the "
+                   "truth.", icon=":material/warning:")
 
 
 def stored_table_panel(key: str = "forget_table") -> None:
@@ -87,7 +94,8 @@ def validation_report(notes: tuple[ValidationNote, ...] | list[ValidationNote]) 
         return
     for note in notes:
         if note.level == "warning":
-            st.warning(note.message, icon=":material/build:")
+            icon = ":material/warning:" if note.topic == "leakage" else ":material/build:"
+            st.warning(note.message, icon=icon)
         else:
             st.info(note.message, icon=":material/info:")
 

@@ -18,6 +18,7 @@ class ColumnMapping:
     ``probs`` with one column means a binary problem and holds P(y = positive); with m
     columns it holds one probability (or logit) per class, in class order.
     ``members`` lists ensemble members, each as one column (binary) or m columns.
+    ``time`` names the time column of monitoring over time (:mod:`core.data.time_column`).
     ``models`` lists further prediction sets of other models on the same rows, each as
     ``(name, columns)`` with one column (binary) or m columns in class order; ``model`` names
     the prediction set in ``probs`` (empty: :func:`model_name` of its columns). Every page
@@ -56,6 +57,7 @@ class ColumnMapping:
     members: tuple[tuple[str, ...], ...] = ()
     models: tuple[tuple[str, tuple[str, ...]], ...] = ()
     model: str = ""
+    time: str | None = None
 
     @property
     def model_names(self) -> tuple[str, ...]:
@@ -80,6 +82,7 @@ def _mapped_columns(mapping: ColumnMapping) -> list[tuple[str, str]]:
     pairs += [(c, "a probability column") for c in mapping.probs]
     pairs += [(c, "an audit feature") for c in mapping.features]
     pairs += [(mapping.split, "the split column")] if mapping.split else []
+    pairs += [(mapping.time, "the time column")] if mapping.time else []
     pairs += [(c, "an ensemble member column") for m in mapping.members for c in m]
     pairs += [(c, f"a probability column of model '{name}'") for name, cols in mapping.models
               for c in cols]

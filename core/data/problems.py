@@ -31,16 +31,23 @@ class DataError(ValueError):
 class ValidationNote:
     """One entry of the validation report: what was found and what was done about it.
 
+    ``level`` is ``"info"`` or ``"warning"``; ``topic`` ``"leakage"`` marks a warning that a
+    reference model learned from a column the leakage screen flags (or reads the outcome as a
+    whole), which every page of the table shows (:mod:`core.data.leakage`).
+
     Attributes
     ----------
     level : {"info", "warning"}
         How serious it is.
     message : str
         The sentence shown in the validation report.
+    topic : str
+        ``"leakage"`` for a leakage warning shown on every page, else empty.
     """
 
-    level: str  # "info" or "warning"
+    level: str
     message: str
+    topic: str = ""
 
 
 # --------------------------------------------------------------------------- row wording
