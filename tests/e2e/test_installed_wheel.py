@@ -36,10 +36,20 @@ def clean_environment(home: Path) -> dict[str, str]:
     return environment
 
 
+#: What a copy of the checkout to build from leaves out: environments, caches, build output
+#: (a stale ``build/lib`` would put files deleted since into the wheel).
+NOT_BUILT_FROM = shutil.ignore_patterns(".venv", ".git", "build", "dist", "*.egg-info",
+                                        "__pycache__", "_build", "generated", ".*_cache",
+                                        ".hypothesis", ".screenshots")
+
+
 def build_wheel(folder: Path) -> Path:
-    """The wheel of this checkout, built into ``folder`` (``python -m build --wheel``)."""
+    """The wheel of this checkout's files (``python -m build --wheel``), built from a copy in
+    ``folder`` so that the checkout gets no build output."""
+    source = folder / "source"
+    shutil.copytree(ROOT, source, ignore=NOT_BUILT_FROM)
     subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(folder),
-                    str(ROOT)], check=True, capture_output=True, timeout=300)
+                    str(source)], check=True, capture_output=True, timeout=300)
     (wheel,) = folder.glob("calibration_atlas-*.whl")
     return wheel
 
