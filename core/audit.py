@@ -7,7 +7,7 @@ settings, so a caption or the report can state exactly what was computed.
 
 Sections, in the order of the pages:
 
-* **Reliability** — :func:`reliability_table` with its consistency band,
+* **Reliability** — :func:`~core.metrics.reliability_table` with its consistency band,
   :func:`metrics_with_skce` (the metrics table with bootstrap intervals plus the canonical
   SKCE row) and :func:`extended_metrics` (smooth ECE, ICI family, calibration slope and
   intercept, score decompositions, cumulative metrics), the smooth reliability diagram and the

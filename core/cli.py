@@ -15,6 +15,7 @@
     calibration-atlas compare DATA --label COL (--models COL,COL | --model NAME=COL,... ...)
         [--features COL,...] [--groups COL,...] [--split COL] [--criteria C,...]
         [--fail-on worse] [--alpha A] [--resamples B] [--seed S] [--formats ...] [--out DIR]
+    calibration-atlas app [--port N] [--address A] [--sign-in]
     calibration-atlas monitor DATA --time COL --prob COL --label COL [--group COL ...]
         [--period month] [--alpha A] [--challenger COL] [--fail-on alarm] [--out DIR]
 
@@ -26,6 +27,7 @@ Ensembles page's three credal-set tests (:func:`core.ensembles.compare_ensemble`
 a challenger with a champion on the same rows (:func:`core.compare.compare_audit`) and writes
 the Compare models page's sections (:mod:`core.report.comparison`); with ``--fail-on worse``
 it exits 1 when the challenger is significantly worse on a compared criterion or slice.
+``app`` serves the dashboard of the installed package with Streamlit (:func:`app_command`).
 ``monitor`` follows calibration over time with anytime-valid alarms
 (:mod:`core.report.monitor_command`). The
 audit is
@@ -46,6 +48,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -205,11 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``calibration-atlas`` argument parser with its ``audit`` and ``demo`` commands."""
     parser = argparse.ArgumentParser(
         prog=PROG, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="run 'calibration-atlas audit --help', 'calibration-atlas demo --help' or "
-               "'calibration-atlas credal --help' or 'calibration-atlas compare --help' for the "
+        epilog="run 'calibration-atlas audit --help', 'calibration-atlas demo --help', "
+               "'calibration-atlas credal --help', 'calibration-atlas compare --help', "
+               "'calibration-atlas monitor --help' or 'calibration-atlas app --help' for the "
                "options and examples of each command.")
     commands = parser.add_subparsers(dest="command",
-                                     metavar="{audit,demo,credal,compare,monitor}",
+                                     metavar="{audit,demo,credal,compare,monitor,app}",
                                      required=True)
 
     audit = commands.add_parser(
@@ -305,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     for command in (audit, demo, commands.choices["credal"], commands.choices["compare"]):
         add_engine_options(command)
     add_monitor_command(commands, add_output_options)  # core/report/monitor_command.py
+    add_app_command(commands)
     return parser
 
 
@@ -847,6 +853,110 @@ def run_compare(options: argparse.Namespace, stream: TextIO) -> int:
     return 0
 
 
+APP_EPILOG = """\
+examples:
+  calibration-atlas app                                  # http://localhost:8501, this machine only
+  calibration-atlas app --port 8600
+  calibration-atlas app --address 0.0.0.0 --sign-in      # the team's server, sign-in required
+
+serves the dashboard of the installed package with Streamlit, on the demo data until a table
+is uploaded. --sign-in refuses every visitor until [auth] is configured in
+.streamlit/secrets.toml of the folder the command runs in (see the documentation's "Serving to
+a team"); the operator file (CALIBRATION_ATLAS_CONFIG) and CALIBRATION_ATLAS_* variables apply
+as with 'make serve'. Streamlit's own options can be set by STREAMLIT_* variables. Stop it with
+Ctrl-C."""
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 1–65535."""
+    value = whole_number(1)(text)
+    if value > 65_535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1 to 65535)")
+    return value
+
+
+def add_app_command(commands) -> None:
+    app = commands.add_parser(
+        "app", help="serve the dashboard in the browser (Streamlit)",
+        description="Serve the Calibration Atlas dashboard from the installed package.",
+        epilog=APP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    app.add_argument("--port", metavar="N", type=port_number, default=8501,
+                     help="port to listen on (default 8501); example: --port 8600")
+    app.add_argument("--address", metavar="A", default="localhost",
+                     help="interface to listen on: localhost (default: this machine only), "
+                          "0.0.0.0 for every interface, or one address; "
+                          "example: --address 0.0.0.0")
+    app.add_argument("--sign-in", action="store_true",
+                     help="require every visitor to sign in (OpenID Connect, configured in "
+                          ".streamlit/secrets.toml's [auth]); example: --sign-in")
+
+
+def app_script() -> Path:
+    """The dashboard's entry script, ``dashboard/app.py``, of the installed package.
+
+    Found without importing ``dashboard`` (the command line sits below the app): its pages,
+    assets and Streamlit defaults (``dashboard/.streamlit/config.toml``, read by Streamlit as the
+    script's own configuration) come with it.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        When the ``dashboard`` package is not installed beside ``core``.
+    """
+    spec = importlib.util.find_spec("dashboard")
+    locations = list(spec.submodule_search_locations or ()) if spec else []
+    for location in locations:
+        script = Path(location) / "app.py"
+        if script.is_file():
+            return script
+    raise ValueError("the dashboard is not installed beside the library (no dashboard/app.py "
+                     "found); reinstall the package: pip install calibration-atlas")
+
+
+def app_command(options: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+    """The Streamlit command that serves the dashboard, and its environment.
+
+    ``python -m streamlit run dashboard/app.py --server.port N --server.address A``, with the
+    interpreter running this command (so the same environment's Streamlit and packages), and
+    ``CALIBRATION_ATLAS_SIGN_IN=1`` added to the environment with ``--sign-in``.
+
+    Parameters
+    ----------
+    options : argparse.Namespace
+        The parsed ``app`` command: ``port``, ``address`` and ``sign_in``.
+
+    Returns
+    -------
+    argv : list of str
+        The program and its arguments.
+    environment : dict of str to str
+        The environment to run it in.
+    """
+    argv = [sys.executable, "-m", "streamlit", "run", str(app_script()),
+            "--server.port", str(options.port), "--server.address", options.address]
+    environment = dict(os.environ)
+    if options.sign_in:
+        environment["CALIBRATION_ATLAS_SIGN_IN"] = "1"
+    return argv, environment
+
+
+def serve_app(options: argparse.Namespace, stream: TextIO) -> int:
+    """Replace this process by Streamlit serving the dashboard (:func:`app_command`)."""
+    if importlib.util.find_spec("streamlit") is None:
+        raise ValueError("Streamlit is not installed in this environment; install the package "
+                         "with its dependencies: pip install calibration-atlas")
+    argv, environment = app_command(options)
+    stream.write(f"{PROG}: serving the dashboard on http://{options.address}:{options.port}"
+                 f"{' (sign-in required)' if options.sign_in else ''}; Ctrl-C stops it.\n")
+    stream.flush()
+    os.execve(argv[0], argv, environment)  # signals reach Streamlit itself; does not return
+    return 0  # pragma: no cover
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 success, 2 bad input, 1 failure).
 
@@ -862,6 +972,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     options = parser.parse_args(argv)  # exits 2 with a usage message on unknown options
     stream = sys.stderr
+    if options.command == "app":
+        try:
+            return serve_app(options, stream)
+        except (ValueError, OSError) as error:
+            stream.write(f"{PROG}: error: {error}\n")
+            return 2
     try:
         if options.command == "monitor":
             return run_monitor(options, stream)

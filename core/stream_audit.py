@@ -26,7 +26,7 @@ the partitions' sums add up (:func:`core.kernels.engine.map_partitions`):
 
 What is not a sum over rows — the smooth ECE, ICI, the calibration slope and Cox's test,
 the CORP decompositions, the cumulative differences and their tests, the SKCE block test,
-LCB and the LCE, and the slice findings' max-|T| null (B consistency resamples of each row) —
+LCB and the LCE, and the slice findings' max-``|T|`` null (B consistency resamples of each row) —
 is computed by the in-memory functions on a seeded sample of
 :data:`SAMPLE_ROWS` rows of the table, drawn by row number (so it is the same sample
 wherever the partitions are read), and the result says which numbers came from it
@@ -983,7 +983,7 @@ def slice_family(spec: Spec, quantiles: dict, codings: tuple[RawCoding, ...]
 def stream_slices(spec: Spec, sums: dict, quantiles: dict, codings: tuple[RawCoding, ...],
                   progress: Callable[[float], None] | None = None) -> SliceDiscovery:
     """The findings of a streamed audit: every slice's sums over all audited rows, the
-    max-|T| null from the seeded sample's audited rows
+    max-``|T|`` null from the seeded sample's audited rows
     (:func:`core.local.slice_streamed.streamed_discovery`)."""
     settings = spec.settings
     rows = sums["sample"]

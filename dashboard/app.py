@@ -1,6 +1,8 @@
 """Calibration Atlas — entry point: page navigation and the active-dataset sidebar.
 
-Run with ``make run`` (or ``streamlit run dashboard/app.py``).
+Run with ``calibration-atlas app`` (``make run`` in a checkout), or
+``streamlit run dashboard/app.py``; its Streamlit defaults are
+``dashboard/.streamlit/config.toml``, read as the script's own config.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 
 st.set_page_config(
     page_title="Calibration Atlas",
-    page_icon=str(HERE.parent / "assets" / "logo.png"),
+    page_icon=str(HERE / "assets" / "logo.png"),
     layout="wide",
 )
 
@@ -41,7 +43,7 @@ PAGES = [
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
 ]
 
-st.logo(str(HERE.parent / "assets" / "logo.png"))
+st.logo(str(HERE / "assets" / "logo.png"))
 try:
     gate()  # with sign-in configured, a visitor who has not signed in sees only the sign-in
     ensure_active()  # a new session: the stored table its URL names, with its settings

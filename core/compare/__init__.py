@@ -5,7 +5,7 @@ This is the public face (``from core.compare import compare_models``); one conce
 * :mod:`core.compare.paired` — the Diebold–Mariano test of per-row scores (Brier, log loss);
 * :mod:`core.compare.squared_errors` — differences of the debiased ECE², smooth ECE² and
   KLCE² (U-statistics) with a studentised wild bootstrap;
-* :mod:`core.compare.slices` — per-group and per-slice differences with max-|T| simultaneous
+* :mod:`core.compare.slices` — per-group and per-slice differences with max-``|T|`` simultaneous
   inference;
 * :mod:`core.compare.comparison` — :func:`compare_models`, :func:`compare_audit`, the
   :class:`ComparisonResult` and its verdict;

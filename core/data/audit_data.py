@@ -47,22 +47,36 @@ MIN_ROWS = 20
 class AuditData:
     """Validated audit data: what every computation in ``core`` takes.
 
-    Attributes:
-        y: ``(n,)`` integer labels ``0..m-1``.
-        probs: ``(n, m)`` predicted class probabilities, rows summing to 1.
-        classes: the m class names, in column order (binary: ``(negative, positive)``).
-        X: ``(n, d)`` numeric audit features (categoricals one-hot encoded), unstandardised.
-        feature_names: the d encoded feature names (``race=Black`` for one-hot columns).
-        feature_frame: the audit features as given (categoricals as strings), for display.
-        groups: group attributes as strings, one column each (may have no columns).
-        split: ``(n,)`` of ``"train" | "calibration" | "test"``, or ``None``.
-        members: ``(n, K, m)`` ensemble members' probabilities, or ``None``.
-        report: what validation found and repaired.
-        model: the name of the prediction set in ``probs`` (the audited model).
-        model_probs: every prediction set of the table by name, ``(n, m)`` each, the audited
-            one included; :meth:`with_model` audits another.
-        times: the validated time column (:class:`~core.data.time_column.TimeValues`) of
-            monitoring over time, or ``None``.
+    Attributes
+    ----------
+    y
+        ``(n,)`` integer labels ``0..m-1``.
+    probs
+        ``(n, m)`` predicted class probabilities, rows summing to 1.
+    classes
+        the m class names, in column order (binary: ``(negative, positive)``).
+    X
+        ``(n, d)`` numeric audit features (categoricals one-hot encoded), unstandardised.
+    feature_names
+        the d encoded feature names (``race=Black`` for one-hot columns).
+    feature_frame
+        the audit features as given (categoricals as strings), for display.
+    groups
+        group attributes as strings, one column each (may have no columns).
+    split
+        ``(n,)`` of ``"train" | "calibration" | "test"``, or ``None``.
+    members
+        ``(n, K, m)`` ensemble members' probabilities, or ``None``.
+    report
+        what validation found and repaired.
+    model
+        the name of the prediction set in ``probs`` (the audited model).
+    model_probs
+        every prediction set of the table by name, ``(n, m)`` each, the audited
+        one included; :meth:`with_model` audits another.
+    times
+        the validated time column (:class:`~core.data.time_column.TimeValues`) of
+        monitoring over time, or ``None``.
     """
 
     y: np.ndarray

@@ -649,19 +649,49 @@ def demo_frame(key: str) -> pd.DataFrame:
 
     Its models are fitted with BLAS held to one thread: the fits are small (tens of columns),
     threads only add spinning on a busy machine (4 s instead of 0.2 s for the census demo),
-    and one thread gives the same bits on every machine whatever its number of cores."""
+    and one thread gives the same bits on every machine whatever its number of cores.
+
+    Parameters
+    ----------
+    key : str
+        One of :data:`DEMOS`.
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
     with threadpool_limits(limits=1, user_api="blas"):
         return _FRAMES[_spec(key).key]()
 
 
 def demo_mapping(key: str) -> ColumnMapping:
-    """Which column of :func:`demo_frame` plays which role."""
+    """Which column of :func:`demo_frame` plays which role.
+
+    Parameters
+    ----------
+    key : str
+        One of :data:`DEMOS`.
+
+    Returns
+    -------
+    ColumnMapping
+    """
     return _MAPPINGS[_spec(key).key]
 
 
 def load_demo(key: str = DEFAULT_DEMO) -> AuditData:
     """The demo as a validated :class:`~core.data.audit_data.AuditData`, named and described by its
-    spec."""
+    spec.
+
+    Parameters
+    ----------
+    key : str, default "census"
+        One of :data:`DEMOS`.
+
+    Returns
+    -------
+    AuditData
+    """
     spec = _spec(key)
     return AuditData.from_mapping(
         demo_frame(key), demo_mapping(key), name=spec.title, description=spec.description

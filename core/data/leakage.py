@@ -313,10 +313,14 @@ def single_feature_auc(series: pd.Series, y: np.ndarray, seed: int = 0) -> float
     share of class j among classes i and j). 1 means some ordering of the column's values
     puts every row of each class above every row of another; 0.5, no information.
 
-    Args:
-        series: the column.
-        y: integer labels ``0..m-1``, one per row.
-        seed: seeds the folds.
+    Parameters
+    ----------
+    series
+        the column.
+    y
+        integer labels ``0..m-1``, one per row.
+    seed
+        seeds the folds.
     """
     y = np.asarray(y, dtype=np.int64)
     m = int(y.max()) + 1 if y.size else 0

@@ -24,6 +24,27 @@ class ColumnMapping:
     the prediction set in ``probs`` (empty: :func:`model_name` of its columns). Every page
     audits one of them (:meth:`core.data.audit_data.AuditData.with_model`); the comparison
     (:mod:`core.compare`) takes two.
+
+    Attributes
+    ----------
+    label : str
+        The label column.
+    probs : tuple of str
+        The audited prediction set's columns.
+    logits : bool
+        The prediction columns hold logits or scores.
+    positive : str or None
+        The positive class of a binary label.
+    features, groups : tuple of str
+        Audit features and group attributes.
+    split : str or None
+        The split column.
+    members : tuple of tuple of str
+        Ensemble members' columns.
+    models : tuple of (str, tuple of str)
+        Further prediction sets by name.
+    model : str
+        The name of the prediction set in ``probs``.
     """
 
     label: str

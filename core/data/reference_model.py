@@ -78,20 +78,29 @@ MAX_DROPPED = 5
 class ReferenceModelResult:
     """A trained reference model's predictions, ready for an audit.
 
-    Attributes:
-        frame: the calibration and test rows (original order, fresh index) with every
-            original column, one probability column per class (``p_<class>``; binary: only
-            ``p_<positive class>``) and a ``split`` column (``calibration`` / ``test``).
-        mapping: label, probability columns, split and (binary) positive class; no audit
-            features or groups yet.
-        n_train: rows the model was fitted on (they are not in ``frame``).
-        model: the model's name, a key of :data:`REFERENCE_MODELS`.
-        classes: class names in probability-column order.
-        notes: sentences describing what was done, for the validation report.
-        warnings: sentences naming chosen model features that the leakage screen would have
-            left out (a column separating the label, an identifier, dates), with their
-            single-feature AUC.
-        features: the model features used.
+    Attributes
+    ----------
+    frame
+        the calibration and test rows (original order, fresh index) with every
+        original column, one probability column per class (``p_<class>``; binary: only
+        ``p_<positive class>``) and a ``split`` column (``calibration`` / ``test``).
+    mapping
+        label, probability columns, split and (binary) positive class; no audit
+        features or groups yet.
+    n_train
+        rows the model was fitted on (they are not in ``frame``).
+    model
+        the model's name, a key of :data:`REFERENCE_MODELS`.
+    classes
+        class names in probability-column order.
+    notes
+        sentences describing what was done, for the validation report.
+    warnings
+        sentences naming chosen model features that the leakage screen would have
+        left out (a column separating the label, an identifier, dates), with their
+        single-feature AUC.
+    features
+        the model features used.
     """
 
     frame: pd.DataFrame
@@ -469,11 +478,16 @@ def default_model_features(
     out too. A label that cannot be trained on (missing values, one class) raises the
     DataError :func:`train_reference_model` would.
 
-    Args:
-        df: the raw table (not modified; repeated names are made unique as for training).
-        label: the outcome column.
-        fractions: shares of train, calibration and test rows.
-        seed: seeds the split.
+    Parameters
+    ----------
+    df
+        the raw table (not modified; repeated names are made unique as for training).
+    label
+        the outcome column.
+    fractions
+        shares of train, calibration and test rows.
+    seed
+        seeds the split.
     """
     deduplicated = deduplicate_columns(df)
     frame = deduplicated.frame
@@ -506,25 +520,34 @@ def train_reference_model(
 ) -> ReferenceModelResult:
     """Train a reference model on a stratified train part and predict the other rows.
 
-    Args:
-        df: the raw table (not modified).
-        label: the outcome column (two or more classes, no missing values).
-        model_features: the columns the model learns from; text, categorical and boolean
-            columns are one-hot encoded, numeric ones must have no missing values. ``None``:
-            :func:`default_model_features` (leaks, identifiers and dates left out). Chosen
-            columns the leakage screen would leave out are used, and named in ``warnings``.
-        model: a key of :data:`REFERENCE_MODELS` — ``"logistic"`` (standardised numbers,
-            L2-penalised logistic regression, multinomial for several classes),
-            ``"random_forest"`` (300 trees, leaves of at least 5 rows, which keeps the
-            probabilities from being extreme), ``"random_forest_default"`` (scikit-learn's
-            defaults: 100 trees grown until their leaves are pure — the configuration of the
-            I-trustworthy COMPAS audit, whose overfit forest is miscalibrated) or
-            ``"gradient_boosting"`` (scikit-learn's HistGradientBoostingClassifier).
-        fractions: shares of train, calibration and test rows.
-        seed: seeds the split and the model.
+    Parameters
+    ----------
+    df
+        the raw table (not modified).
+    label
+        the outcome column (two or more classes, no missing values).
+    model_features
+        the columns the model learns from; text, categorical and boolean
+        columns are one-hot encoded, numeric ones must have no missing values. ``None``:
+        :func:`default_model_features` (leaks, identifiers and dates left out). Chosen
+        columns the leakage screen would leave out are used, and named in ``warnings``.
+    model
+        a key of :data:`REFERENCE_MODELS` — ``"logistic"`` (standardised numbers,
+        L2-penalised logistic regression, multinomial for several classes),
+        ``"random_forest"`` (300 trees, leaves of at least 5 rows, which keeps the
+        probabilities from being extreme), ``"random_forest_default"`` (scikit-learn's
+        defaults: 100 trees grown until their leaves are pure — the configuration of the
+        I-trustworthy COMPAS audit, whose overfit forest is miscalibrated) or
+        ``"gradient_boosting"`` (scikit-learn's HistGradientBoostingClassifier).
+    fractions
+        shares of train, calibration and test rows.
+    seed
+        seeds the split and the model.
 
-    Raises:
-        DataError: a sentence naming the column at fault and the fix.
+    Raises
+    ------
+    DataError
+        a sentence naming the column at fault and the fix.
     """
     _check_model(model)
     shares = _check_fractions(fractions)

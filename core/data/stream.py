@@ -72,6 +72,19 @@ class TableSource:
 
     ``frame`` is the Dask or pandas DataFrame of a frame source (``None`` for Parquet,
     read from ``partitions[i].path``); ``columns`` are the table's column names.
+
+    Attributes
+    ----------
+    name : str
+        The source's name, for messages and the report.
+    columns : tuple of str
+        The table's column names.
+    partitions : tuple
+        The partitions, read one at a time.
+    frame : object or None
+        The Dask or pandas DataFrame of a frame source.
+    kind : {"parquet", "dask", "pandas"}
+        What the source is.
     """
 
     name: str
@@ -142,7 +155,26 @@ def open_source(source: str | Path | object, name: str | None = None,
     """A :class:`TableSource` for a Parquet file, a folder of Parquet files (every file with
     the same columns), a Dask DataFrame or a pandas DataFrame (cut into partitions of
     ``partition_rows``); raises DataError with a sentence when the files cannot be read or
-    do not agree."""
+    do not agree.
+
+    Parameters
+    ----------
+    source : str, pathlib.Path, dask or pandas DataFrame
+        What to read.
+    name : str, optional
+        A name for messages and the report (default: the file or folder name).
+    partition_rows : int
+        Rows per partition of a pandas DataFrame.
+
+    Returns
+    -------
+    TableSource
+
+    Raises
+    ------
+    DataError
+        When the files cannot be read or do not agree.
+    """
     if isinstance(source, pd.DataFrame):
         frame = source.reset_index(drop=True)
         starts = range(0, len(frame), partition_rows) if len(frame) else [0]

@@ -45,7 +45,19 @@ def _x(result: MonitorResult, rows: np.ndarray) -> tuple[np.ndarray, str]:
 
 def period_metric_figure(result: MonitorResult, metric: str = "gap") -> go.Figure:
     """The overall metric per period with its interval as a band (gap: Wald; ECE, Brier:
-    bootstrap), the period's rows on hover; for the gap, the zero line."""
+    bootstrap), the period's rows on hover; for the gap, the zero line.
+
+    Parameters
+    ----------
+    result : MonitorResult
+        What :func:`core.monitor.monitor_audit` returned.
+    metric : {"gap", "ece", "brier"}
+        The metric drawn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     title, axis = PERIOD_METRICS[metric]
     table = result.table[result.table["group"] == ALL_ROWS]
     figure = go.Figure()
@@ -69,7 +81,17 @@ def period_metric_figure(result: MonitorResult, metric: str = "gap") -> go.Figur
 
 def eprocess_figure(result: MonitorResult) -> go.Figure:
     """The overall calibration e-process (and its components) on a log scale, with the alarm
-    line 1/α and the alarm row marked."""
+    line 1/α and the alarm row marked.
+
+    Parameters
+    ----------
+    result : MonitorResult
+        What :func:`core.monitor.monitor_audit` returned.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     process = result.eprocess
     rows = shown_rows(result.n, (process.alarm,))
     x, x_title = _x(result, rows)
@@ -106,7 +128,18 @@ def _groups(result: MonitorResult) -> list[tuple[str, object]]:
 
 def group_eprocess_figure(result: MonitorResult) -> go.Figure | None:
     """Small multiples: each group's e-process (log scale) with its alarm line G/α; None
-    without groups."""
+    without groups.
+
+    Parameters
+    ----------
+    result : MonitorResult
+        What :func:`core.monitor.monitor_audit` returned.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or None
+        None without groups.
+    """
     groups = _groups(result)
     if not groups:
         return None
@@ -137,7 +170,18 @@ def group_eprocess_figure(result: MonitorResult) -> go.Figure | None:
 
 def group_gap_figure(result: MonitorResult) -> go.Figure | None:
     """Small multiples: each group's mean gap per period with its interval; None without
-    groups."""
+    groups.
+
+    Parameters
+    ----------
+    result : MonitorResult
+        What :func:`core.monitor.monitor_audit` returned.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or None
+        None without groups.
+    """
     table = result.table[result.table["group"] != ALL_ROWS]
     names = list(pd.unique(table["group"]))
     if not names:
@@ -166,7 +210,18 @@ def group_gap_figure(result: MonitorResult) -> go.Figure | None:
 
 def brier_sequence_figure(result: MonitorResult) -> go.Figure | None:
     """The confidence sequence of the running Brier difference (champion − challenger;
-    above 0: the challenger is better); None without a challenger."""
+    above 0: the challenger is better); None without a challenger.
+
+    Parameters
+    ----------
+    result : MonitorResult
+        What :func:`core.monitor.monitor_audit` returned.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure or None
+        None without a challenger.
+    """
     comparison = result.comparison
     if comparison is None:
         return None

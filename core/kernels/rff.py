@@ -73,7 +73,15 @@ ColumnSource = Callable[[slice], np.ndarray]
 
 @dataclass(frozen=True)
 class FourierMap:
-    """A seeded draw of the D/2 frequencies ``W``: the map ``φ`` of :meth:`features`."""
+    """A seeded draw of the D/2 frequencies ``W``: the map ``φ`` of :meth:`features`.
+
+    Attributes
+    ----------
+    weights : numpy.ndarray
+        ``(D/2, d)`` frequencies.
+    dtype : numpy.dtype
+        Precision the features are evaluated in.
+    """
 
     weights: np.ndarray  # (d, D/2)
     dtype: type = np.float32  # precision of φ and of the chunk products

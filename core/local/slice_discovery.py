@@ -110,10 +110,39 @@ class SliceDiscovery:
     observed rate and mean prediction, ``gap`` (observed − predicted) with its interval
     ``ci_low``–``ci_high`` (simultaneous for FWER, FCR-adjusted for FDR), the standardised
     ``statistic`` T, the per-slice ``p_value`` (exact Poisson-binomial tail, unadjusted),
-    ``p_adjusted`` (step-down max-|T| for FWER, a BH q-value for FDR), ``significant``
+    ``p_adjusted`` (step-down max-``|T|`` for FWER, a BH q-value for FDR), ``significant``
     (``p_adjusted ≤ α``), ``finding`` (significant and not explained by a flagged parent) and
     ``listed_under`` (that parent's name, else empty). ``n_tested`` is the number of tests
     (slices × classes tested).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Every tested (slice, class), as above.
+    n_tested : int
+        Hypotheses tested.
+    alpha : float
+        The level.
+    error_rate : {"fwer", "fdr"}
+        What is controlled.
+    notion : str
+        The calibration notion.
+    classes : tuple of str
+        The classes tested.
+    n_resamples : int
+        B of the max-``|T|`` null.
+    critical_value : float
+        The simultaneous intervals' critical value.
+    null_maxima : numpy.ndarray
+        The resampled maxima.
+    family : SliceFamily
+        The slices.
+    seed : int
+        Seed of the null.
+    engine : str
+        Where the sums ran.
+    scope : str
+        Which rows were tested.
     """
 
     table: pd.DataFrame
@@ -415,7 +444,7 @@ def discover_slices(
     alpha : float
         Level of the error rate (default 0.05).
     error_rate : {"fwer", "fdr"}
-        Family-wise error rate (max-|T| step-down, the default) or false discovery rate
+        Family-wise error rate (max-``|T|`` step-down, the default) or false discovery rate
         (Benjamini–Hochberg).
     n_ranges : int
         Quantile ranges of each numeric column (default 4).
@@ -424,7 +453,7 @@ def discover_slices(
     min_rows : int, optional
         Smallest slice tested (default ``max(30, 1 % of rows)``).
     n_resamples : int
-        Consistency resamples B of the max-|T| null (default 1,000; p-values are at least
+        Consistency resamples B of the max-``|T|`` null (default 1,000; p-values are at least
         ``1/(1 + B)``).
     notion : {"positive", "top-label", "classwise"}, optional
         What is calibrated: P(y = 1) (binary default), the top label, or every class one vs

@@ -102,7 +102,21 @@ def jeffreys_interval(
 def binomial_interval(
     successes: ArrayLike, trials: ArrayLike, method: str = "wilson", level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Dispatch to :func:`wilson_interval` or :func:`jeffreys_interval` by name."""
+    """Dispatch to :func:`wilson_interval` or :func:`jeffreys_interval` by name.
+
+    Parameters
+    ----------
+    successes, trials : array_like
+        Counts.
+    method : {"wilson", "jeffreys"}
+        The interval.
+    level : float, default 0.95
+        Coverage.
+
+    Returns
+    -------
+    low, high : numpy.ndarray
+    """
     if method == "wilson":
         return wilson_interval(successes, trials, level)
     if method == "jeffreys":

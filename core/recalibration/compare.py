@@ -100,6 +100,27 @@ class Comparison:
     ``audit.probs`` (``(n, m)``). ``test``: the first split's test rows. ``coords``: their
     standardised 2-D PCA coordinates of the MLCE (``None`` without features). ``skipped``:
     method → why it could not run. ``notes``: how the rows were split.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per method.
+    probs : dict of str to numpy.ndarray
+        Test probabilities of the first split, by method.
+    test : AuditData
+        The first split's test rows.
+    coords : numpy.ndarray or None
+        Their 2-D coordinates of the MLCE.
+    features, groups : tuple of str
+        The audit features and group attributes used.
+    gamma : float
+        The MLCE's bandwidth.
+    n_splits, n_resamples : int
+        Repeated splits and resamples.
+    skipped : dict of str to str
+        Methods that could not run, and why.
+    notes : tuple of str
+        How the rows were split.
     """
 
     table: pd.DataFrame

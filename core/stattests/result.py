@@ -51,12 +51,37 @@ class TestResult:
 
 
 def resampling_p_value(statistic: float, null: np.ndarray) -> float:
-    """``(1 + #{null ≥ statistic}) / (1 + B)``."""
+    """``(1 + #{null ≥ statistic}) / (1 + B)``.
+
+    Parameters
+    ----------
+    statistic : float
+        The observed statistic.
+    null : array_like
+        ``(B,)`` resampled statistics.
+
+    Returns
+    -------
+    float
+        The p-value, in ``[1/(1 + B), 1]``.
+    """
     return float((1 + np.count_nonzero(null >= statistic)) / (1 + null.size))
 
 
 def paper_p_value(statistic: float, null: np.ndarray) -> float:
-    """``#{null > statistic} / B`` (I-trustworthy eq. 8 as computed in its Algorithm 1)."""
+    """``#{null > statistic} / B`` (I-trustworthy eq. 8 as computed in its Algorithm 1).
+
+    Parameters
+    ----------
+    statistic : float
+        The observed statistic.
+    null : array_like
+        ``(B,)`` resampled statistics.
+
+    Returns
+    -------
+    float
+    """
     return float(np.count_nonzero(null > statistic) / null.size)
 
 

@@ -18,7 +18,7 @@ from dashboard.state import active_audit, exact_requested
 FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 8.0)
 #: Resamples of the 25-point bandwidth grid (each grid point is one tile-engine pass).
 GRID_RESAMPLES = 200
-STUDY = Path(__file__).resolve().parents[2] / "assets" / "klce_null_study.md"
+STUDY = Path(__file__).resolve().parents[1] / "assets" / "klce_null_study.md"
 
 
 def factor_label(factor: float) -> str:
