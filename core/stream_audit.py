@@ -2,8 +2,12 @@
 machine's threads or a Dask cluster, into the same :class:`~core.audit.AuditResult` as
 :func:`core.audit.run_audit`.
 
-No pass holds more than a partition's rows (:mod:`core.data.stream`); each returns sums, and
-the partitions' sums add up (:func:`core.kernels.engine.map_partitions`):
+No pass holds more than a few batches of rows (:mod:`core.data.stream`): the table's row
+groups or partitions are cut into batches whose size the memory plan gives
+(:func:`core.kernels.memory.batch_plan`: the rows a batch's arrays allow within the budget),
+whatever the file's layout. Each pass returns sums, and the batches' sums add up
+(:func:`core.kernels.engine.map_partitions`); every draw and chunk is keyed to row numbers,
+so the batch boundaries change no number:
 
 1. **schema** — the label values, categorical levels and split counts (which rows each
    partition audits);
@@ -82,6 +86,7 @@ from core.kernels import engine
 from core.kernels.computation import Plan
 from core.kernels.computation import plan as computation_plan
 from core.kernels.computation import summary as computation_summary
+from core.kernels.memory import MemoryPlan, batch_plan, default_budget
 from core.kernels.resampling import row_sample
 from core.kernels.rff import (
     CHUNK_ROWS,
@@ -559,9 +564,20 @@ def audited_model(mapping: ColumnMapping, model: str | None) -> ColumnMapping:
     return dataclasses.replace(mapping, probs=tuple(sets[model]), model=model, models=())
 
 
+def memory_plan(settings: AuditSettings, budget: int | None = None) -> MemoryPlan:
+    """The batches of a streamed audit at ``settings`` within ``budget`` bytes (default:
+    :func:`core.kernels.memory.default_budget`), on the current engine's workers
+    (:func:`core.kernels.memory.batch_plan`)."""
+    workers = max(1, engine.default_workers())
+    return batch_plan(default_budget() if budget is None else int(budget), workers,
+                      engine.in_flight(workers), settings.n_bootstrap, settings.n_bins,
+                      max(settings.grid_resamples, settings.test_resamples), DEFAULT_FEATURES)
+
+
 def run_stream_audit(source: TableSource, mapping: ColumnMapping,
                      settings: AuditSettings | None = None, progress: Progress | None = None,
-                     sample_rows: int = SAMPLE_ROWS, model: str | None = None
+                     sample_rows: int = SAMPLE_ROWS, model: str | None = None,
+                     memory: int | None = None, batch_rows: int | None = None
                      ) -> StreamedAudit:
     """Audit a table read partition by partition (module doc) at ``settings``.
 
@@ -580,12 +596,28 @@ def run_stream_audit(source: TableSource, mapping: ColumnMapping,
     model : str, optional
         Which of the mapping's prediction sets to audit (``mapping.model_names``; default the
         one in ``probs``); only its columns are read.
+    memory : int, optional
+        The memory budget in bytes that the batches are sized to
+        (:func:`memory_plan`; default a share of this machine's memory).
+    batch_rows : int, optional
+        Rows of a batch, overriding the plan's (the results do not depend on it).
 
     Returns
     -------
     StreamedAudit
+
+    Raises
+    ------
+    DataError
+        A bad row or column, named by its row in the table.
+    ValueError
+        A setting a streamed audit cannot run, or a budget too small for one batch.
     """
     settings = settings or AuditSettings()
+    plan = memory_plan(settings, memory)
+    if batch_rows is not None:
+        plan = dataclasses.replace(plan, batch_rows=int(batch_rows), target=0)
+    source = source.batched(plan.batch_rows)
     several = len(mapping.model_names) > 1
     mapping = audited_model(mapping, model)
     passes: list[tuple[str, float]] = []
@@ -611,13 +643,16 @@ def run_stream_audit(source: TableSource, mapping: ColumnMapping,
                               codings, lambda f, m: report(0.9 + 0.1 * f, m))
     passes.append(("Sample sections", time.perf_counter() - begun))
     report(1.0, "Audit complete")
-    notes = result.notes
+    stream = dataclasses.replace(result.stream, passes=tuple(passes),
+                                 batch_rows=plan.batch_rows, memory_target=plan.target,
+                                 memory_budget=plan.budget,
+                                 batching=plan.describe() if plan.target else
+                                 f"batches of {plan.batch_rows:,} rows (as asked)")
+    notes = (stream.describe(), *result.notes[1:])  # the first: how the rows were read
     if several:
         notes = (f"Audited model: '{mapping.model}' (columns {quote_list(list(mapping.probs))}); "
                  "the table's other prediction sets were not read.", *notes)
-    return StreamedAudit(dataclasses.replace(
-        result, notes=notes, stream=dataclasses.replace(result.stream, passes=tuple(passes))),
-        sample)
+    return StreamedAudit(dataclasses.replace(result, notes=notes, stream=stream), sample)
 
 
 def slice_edges_pending(spec: Spec, order: OrderStatistics) -> bool:

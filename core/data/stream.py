@@ -1,11 +1,17 @@
 """Tables read partition by partition: a Parquet file, a folder of Parquet files, a Dask
 DataFrame (or a pandas one, cut into partitions), for audits of more rows than memory holds.
 
-A :class:`TableSource` lists the partitions of a table — the row groups of the Parquet files
-(sorted by path, so the order is the same on every run), or the partitions of a DataFrame —
-with the global number of each partition's first row, and reads one partition at a time,
-only the columns asked for (:meth:`TableSource.read`). Nothing here holds more than one
-partition's rows.
+A :class:`TableSource` lists the partitions of a table with the global number of each
+partition's first row. Opened (:func:`open_source`), its partitions are the table's own
+units — the row groups of the Parquet files (sorted by path, so the order is the same on
+every run), or the partitions of a DataFrame — whose sizes the user never chose: one row
+group may hold the whole file. :meth:`TableSource.batched` cuts every unit into **batches**
+of at most ``batch_rows`` rows (a size the memory plan gives,
+:mod:`core.kernels.memory`), and :meth:`TableSource.batches` reads them in order, only the
+columns asked for: a Parquet row group through ``ParquetFile.iter_batches`` (so no more than
+a batch of it is decoded at once), a Dask partition once, then cut. A streamed pass holds a
+few batches at a time, whatever the file's row groups, the folder's file sizes or the
+frame's partitions.
 
 Decoding a partition needs a few facts about the whole table: the label values (which
 classes there are, and which is positive), the levels of categorical features and group
@@ -27,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,14 +62,27 @@ PARTITION_ROWS = 1 << 20
 
 @dataclass(frozen=True)
 class Partition:
-    """One unit of streamed work: ``rows`` rows from global row ``start`` (0-based) — a row
-    group ``row_group`` of the Parquet file ``path``, or partition ``index`` of a frame."""
+    """One unit of streamed work: ``rows`` rows from global row ``start`` (0-based) — rows
+    ``offset …`` of row group ``row_group`` of the Parquet file ``path``, or of partition
+    ``unit`` of a frame (``None``: partition ``index``, a partition not cut into batches)."""
 
     index: int
     start: int
     rows: int
     path: str | None = None
     row_group: int | None = None
+    offset: int = 0
+    unit: int | None = None
+
+    @property
+    def unit_index(self) -> int:
+        """The table unit (row group of the table, frame partition) this batch is cut from."""
+        return self.index if self.unit is None else self.unit
+
+    def read_unit(self) -> tuple:
+        """What is read whole to reach this batch: ``(path, row_group)`` or the frame
+        partition's number."""
+        return (self.path, self.row_group) if self.path is not None else self.unit_index
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,20 +99,69 @@ class TableSource:
     frame: object | None = field(default=None, repr=False)
     kind: str = "parquet"  # "parquet", "dask" or "pandas"
 
+    batch_rows: int = 0  # the most rows of a batch (0: the table's own partitions)
+
     @property
     def n(self) -> int:
         return sum(p.rows for p in self.partitions)
 
+    def batched(self, batch_rows: int) -> TableSource:
+        """The source with every partition cut into batches of at most ``batch_rows`` rows,
+        counted from the partition's first row (the last batch of a partition is shorter).
+        The batches' global row numbers are the rows', so every result keyed to row numbers
+        (seeds, chunks, samples) is the same whatever ``batch_rows``."""
+        batch_rows = int(batch_rows)
+        if batch_rows < 1:
+            raise ValueError(f"batch_rows must be a positive number of rows, not {batch_rows}.")
+        batches: list[Partition] = []
+        for unit in self.partitions:
+            for offset in range(0, unit.rows, batch_rows):
+                batches.append(dataclasses.replace(
+                    unit, index=len(batches), start=unit.start + offset,
+                    rows=min(batch_rows, unit.rows - offset), offset=unit.offset + offset,
+                    unit=unit.unit_index))
+        return dataclasses.replace(self, partitions=tuple(batches), batch_rows=batch_rows)
+
+    def batches(self, columns: Sequence[str], partitions: Sequence[Partition] | None = None
+                ) -> Iterator[tuple[Partition, pd.DataFrame]]:
+        """``(partition, frame)`` of every partition (or of ``partitions``, in order), only
+        ``columns``, index 0 … rows − 1: each unit (row group, frame partition) is read once
+        and in order, a Parquet row group a batch at a time."""
+        columns = list(dict.fromkeys(columns))
+        partitions = list(self.partitions if partitions is None else partitions)
+        at = 0
+        while at < len(partitions):
+            unit = partitions[at].read_unit()
+            end = at
+            while end < len(partitions) and partitions[end].read_unit() == unit:
+                end += 1
+            yield from self._unit_batches(partitions[at:end], columns)
+            at = end
+
+    def _unit_batches(self, batches: list[Partition], columns: list[str]
+                      ) -> Iterator[tuple[Partition, pd.DataFrame]]:
+        """The batches of one unit, in order."""
+        if self.kind == "parquet":
+            first = batches[0]
+            frames = row_group_batches(first.path, first.row_group, columns,
+                                       [(b.offset, b.rows) for b in batches])
+            yield from zip(batches, frames, strict=True)
+            return
+        if self.kind == "pandas":
+            for batch in batches:
+                frame = self.frame.iloc[batch.start:batch.start + batch.rows]
+                yield batch, frame[columns].reset_index(drop=True)
+            return
+        whole = self.frame.get_partition(batches[0].unit_index)[columns].compute() \
+            .reset_index(drop=True)
+        for batch in batches:
+            yield batch, whole.iloc[batch.offset:batch.offset + batch.rows] \
+                .reset_index(drop=True)
+
     def read(self, partition: Partition, columns: Sequence[str]) -> pd.DataFrame:
         """The rows of one partition, only ``columns``, index 0 … rows − 1."""
-        columns = list(dict.fromkeys(columns))
-        if self.kind == "parquet":
-            return read_row_group(partition.path, partition.row_group, columns)
-        if self.kind == "pandas":
-            frame = self.frame.iloc[partition.start:partition.start + partition.rows]
-            return frame[columns].reset_index(drop=True)
-        return self.frame.get_partition(partition.index)[columns].compute() \
-            .reset_index(drop=True)
+        [(_, frame)] = self.batches(columns, [partition])
+        return frame
 
     def without_frame(self) -> TableSource:
         """The source as sent to a cluster's workers: a Parquet source reads its files there;
@@ -101,21 +169,43 @@ class TableSource:
         return self if self.kind == "parquet" else dataclasses.replace(self, frame=None)
 
     def describe(self) -> str:
-        """``'scores/ (38 Parquet files, 96 row groups, 100,000,000 rows)'``."""
+        """``'scores/ (38 Parquet files, 96 row groups, 100,000,000 rows; batches of
+        131,072 rows)'``."""
+        units = len({p.unit_index for p in self.partitions})
+        batches = f"; {len(self.partitions):,} batches of at most {self.batch_rows:,} rows" \
+            if self.batch_rows else ""
         if self.kind == "parquet":
             files = len({p.path for p in self.partitions})
             return (f"{self.name} ({files:,} Parquet file{'s' if files > 1 else ''}, "
-                    f"{len(self.partitions):,} row groups, {self.n:,} rows)")
-        return f"{self.name} ({self.kind} DataFrame, {len(self.partitions):,} partitions, " \
-               f"{self.n:,} rows)"
+                    f"{units:,} row groups, {self.n:,} rows{batches})")
+        return f"{self.name} ({self.kind} DataFrame, {units:,} partitions, " \
+               f"{self.n:,} rows{batches})"
 
 
-def read_row_group(path: str, row_group: int, columns: Sequence[str]) -> pd.DataFrame:
-    """One row group of a Parquet file, only ``columns``, as a frame."""
+def row_group_batches(path: str, row_group: int, columns: Sequence[str],
+                      spans: Sequence[tuple[int, int]]) -> Iterator[pd.DataFrame]:
+    """Rows ``offset … offset + rows − 1`` of one row group of a Parquet file for each
+    ``(offset, rows)`` of ``spans`` (increasing, not overlapping), as frames: the row group
+    is decoded by ``ParquetFile.iter_batches`` a record batch at a time, never whole."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(path).read_row_group(row_group, columns=list(columns))
-    return table.to_pandas()
+    largest = max(rows for _, rows in spans)
+    reader = pq.ParquetFile(path).iter_batches(batch_size=max(1, min(largest, 1 << 16)),
+                                               row_groups=[row_group], columns=list(columns),
+                                               use_threads=False)
+    held: list = []  # record batches read and not yet handed out, from row ``position``
+    position = held_rows = 0
+    for offset, rows in spans:
+        while position + held_rows < offset + rows:
+            batch = next(reader)
+            held.append(batch)
+            held_rows += batch.num_rows
+        table = pa.Table.from_batches(held).slice(offset - position, rows)
+        yield table.to_pandas()
+        rest = pa.Table.from_batches(held).slice(offset + rows - position)
+        held = rest.to_batches()
+        position, held_rows = offset + rows, rest.num_rows
 
 
 def parquet_files(path: Path) -> list[Path]:
