@@ -289,17 +289,31 @@ def write_folder(folder: Path, rows: int) -> None:
                                                      index=False, row_group_size=ROW_GROUP)
 
 
+def write_single(path: Path, rows: int, layout: str) -> None:
+    """One Parquet file of :func:`scale_table` rows: ``"benchmark"`` row groups of
+    :data:`ROW_GROUP` rows, ``"pandas"`` ``DataFrame.to_parquet`` with no options (pyarrow's
+    default row groups, 1,048,576 rows), ``"one-group"`` a single row group of every row."""
+    frame = scale_table(rows)
+    if layout == "pandas":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_parquet(path, index=False,
+                         row_group_size=ROW_GROUP if layout == "benchmark" else rows)
+
+
 def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool = False,
-          formats: str | None = "png,html") -> None:
+          formats: str | None = "png,html", layout: str = "benchmark", stream: bool = False,
+          memory: str | None = None) -> None:
     import psutil
 
     base = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ca-stream-"))
     base.mkdir(parents=True, exist_ok=True)
-    data, out = base / (f"scale-{rows}.parquet" if single else f"scale-{rows}"), base / "report"
+    data = base / (f"scale-{rows}-{layout}.parquet" if single else f"scale-{rows}")
+    out = base / "report"
     began = time.perf_counter()
     if not data.exists():
-        if single:  # one file: audited in memory up to 2,000,000 rows
-            scale_table(rows).to_parquet(data, index=False, row_group_size=ROW_GROUP)
+        if single:  # one file: audited in memory while it fits the memory budget
+            write_single(data, rows, layout)
         else:
             write_folder(data, rows)
     files = [data] if single else list(data.iterdir())
@@ -310,7 +324,9 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
                               "audit",
                               str(data), "--label", "label", "--prob", "prob", "--features",
                               ",".join(SCALE_FEATURES), "--groups", "region", "--out", str(out),
-                              *(["--formats", formats] if formats else [])]
+                              *(["--formats", formats] if formats else []),
+                              *(["--stream"] if stream else []),
+                              *(["--memory", memory] if memory else [])]
     try:
         if workers:
             port = 8786 + (os.getpid() % 1000)
@@ -355,6 +371,8 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
         for line in lines:
             if not line.startswith("audit  [") or "partitions" not in line or \
                     line.endswith(" 0 of") or "1 of" in line[-20:]:
+                if line.startswith("audit  [") and "partitions" in line:
+                    continue  # a batch's progress line: the passes' times follow
                 print(" ", line)
         print(f"exit status {child.returncode}; wall time {wall:.1f} s ({wall / 60:.1f} min)")
         for name, peak in peaks.items():
@@ -524,6 +542,12 @@ def main() -> None:
     big.add_argument("--keep", action="store_true", help="keep the generated data")
     big.add_argument("--formats", default="png,html",
                      help="the command's --formats ('' for its default, all four)")
+    big.add_argument("--layout", choices=("benchmark", "pandas", "one-group"),
+                     default="benchmark",
+                     help="with --single-file: row groups of 131,072 rows (benchmark), "
+                          "pandas' default (1,048,576) or one row group of every row")
+    big.add_argument("--stream", action="store_true", help="pass --stream to the command")
+    big.add_argument("--memory", default=None, help="pass --memory GB to the command")
     big.add_argument("--single-file", action="store_true",
                      help="one Parquet file (audited in memory up to 2,000,000 rows)")
     prof = commands.add_parser("profile")
@@ -548,7 +572,8 @@ def main() -> None:
     elif args.command == "calibrate":
         calibrate()
     else:
-        large(args.rows, args.workers, args.folder, args.keep, args.single_file, args.formats)
+        large(args.rows, args.workers, args.folder, args.keep, args.single_file, args.formats,
+              args.layout, args.stream, args.memory)
 
 
 if __name__ == "__main__":

@@ -100,63 +100,88 @@ class TableSource:
     kind: str = "parquet"  # "parquet", "dask" or "pandas"
 
     batch_rows: int = 0  # the most rows of a batch (0: the table's own partitions)
+    units: tuple[Partition, ...] = ()  # the table's own partitions, once batched
 
     @property
     def n(self) -> int:
         return sum(p.rows for p in self.partitions)
 
-    def batched(self, batch_rows: int) -> TableSource:
-        """The source with every partition cut into batches of at most ``batch_rows`` rows,
-        counted from the partition's first row (the last batch of a partition is shorter).
-        The batches' global row numbers are the rows', so every result keyed to row numbers
+    def batched(self, batch_rows: int, across_units: bool = True) -> TableSource:
+        """The source read in batches of ``batch_rows`` rows (the last one shorter).
+
+        ``across_units`` (threads): batch k holds the table's rows ``k·batch_rows …``,
+        whatever the row groups, files or frame partitions they lie in — so a table gives
+        the same batches however it was written. Otherwise (a Dask cluster, where each row
+        group or frame partition is one task) each unit is cut from its own first row. The
+        batches' global row numbers are the rows', so every result keyed to row numbers
         (seeds, chunks, samples) is the same whatever ``batch_rows``."""
         batch_rows = int(batch_rows)
         if batch_rows < 1:
             raise ValueError(f"batch_rows must be a positive number of rows, not {batch_rows}.")
+        units = self.units or self.partitions
         batches: list[Partition] = []
-        for unit in self.partitions:
-            for offset in range(0, unit.rows, batch_rows):
-                batches.append(dataclasses.replace(
-                    unit, index=len(batches), start=unit.start + offset,
-                    rows=min(batch_rows, unit.rows - offset), offset=unit.offset + offset,
-                    unit=unit.unit_index))
-        return dataclasses.replace(self, partitions=tuple(batches), batch_rows=batch_rows)
+        if across_units:
+            n = sum(u.rows for u in units)
+            first = units[0].start if units else 0
+            for start in range(first, first + n, batch_rows):
+                batches.append(Partition(len(batches), start, min(batch_rows, first + n - start)))
+        else:
+            for unit in units:
+                for offset in range(0, unit.rows, batch_rows):
+                    batches.append(dataclasses.replace(
+                        unit, index=len(batches), start=unit.start + offset,
+                        rows=min(batch_rows, unit.rows - offset), offset=unit.offset + offset,
+                        unit=unit.unit_index))
+        return dataclasses.replace(self, partitions=tuple(batches), batch_rows=batch_rows,
+                                   units=tuple(units))
 
     def batches(self, columns: Sequence[str], partitions: Sequence[Partition] | None = None
                 ) -> Iterator[tuple[Partition, pd.DataFrame]]:
-        """``(partition, frame)`` of every partition (or of ``partitions``, in order), only
-        ``columns``, index 0 … rows − 1: each unit (row group, frame partition) is read once
-        and in order, a Parquet row group a batch at a time."""
+        """``(partition, frame)`` of every partition (or of ``partitions``, in increasing row
+        order), only ``columns``, index 0 … rows − 1. The units (row groups, frame
+        partitions) the rows lie in are read once each and in order — a Parquet row group by
+        ``ParquetFile.iter_batches``, never whole — and their rows cut at the partitions'
+        bounds."""
         columns = list(dict.fromkeys(columns))
-        partitions = list(self.partitions if partitions is None else partitions)
-        at = 0
-        while at < len(partitions):
-            unit = partitions[at].read_unit()
-            end = at
-            while end < len(partitions) and partitions[end].read_unit() == unit:
-                end += 1
-            yield from self._unit_batches(partitions[at:end], columns)
-            at = end
+        wanted = list(self.partitions if partitions is None else partitions)
+        if not wanted:
+            return
+        stop = wanted[-1].start + wanted[-1].rows
+        size = max(1, min(max(p.rows for p in wanted), 1 << 16))
+        pieces = self._pieces(columns, wanted[0].start, stop, size)
+        held: list[pd.DataFrame] = []  # rows read and not yet handed out, from row ``at``
+        at, held_rows = wanted[0].start, 0
+        for partition in wanted:
+            end = partition.start + partition.rows
+            while at + held_rows < end:
+                piece_start, piece = next(pieces)
+                if not held:
+                    at = piece_start
+                held.append(piece)
+                held_rows += len(piece)
+            frame = held[0] if len(held) == 1 else pd.concat(held, ignore_index=True)
+            yield partition, frame.iloc[partition.start - at:end - at].reset_index(drop=True)
+            rest = frame.iloc[end - at:]
+            held, held_rows, at = ([rest] if len(rest) else []), len(rest), end
 
-    def _unit_batches(self, batches: list[Partition], columns: list[str]
-                      ) -> Iterator[tuple[Partition, pd.DataFrame]]:
-        """The batches of one unit, in order."""
-        if self.kind == "parquet":
-            first = batches[0]
-            frames = row_group_batches(first.path, first.row_group, columns,
-                                       [(b.offset, b.rows) for b in batches])
-            yield from zip(batches, frames, strict=True)
-            return
-        if self.kind == "pandas":
-            for batch in batches:
-                frame = self.frame.iloc[batch.start:batch.start + batch.rows]
-                yield batch, frame[columns].reset_index(drop=True)
-            return
-        whole = self.frame.get_partition(batches[0].unit_index)[columns].compute() \
-            .reset_index(drop=True)
-        for batch in batches:
-            yield batch, whole.iloc[batch.offset:batch.offset + batch.rows] \
-                .reset_index(drop=True)
+    def _pieces(self, columns: list[str], first: int, stop: int, size: int
+                ) -> Iterator[tuple[int, pd.DataFrame]]:
+        """``(start, frame)``: the rows ``first … stop − 1`` in consecutive pieces of at most
+        about ``size`` rows, read unit by unit."""
+        for unit in self.units or self.partitions:
+            begin, end = unit.start, unit.start + unit.rows
+            if end <= first or begin >= stop:
+                continue
+            if self.kind == "parquet":
+                yield from parquet_pieces(unit, columns, first, stop, size)
+                continue
+            if self.kind == "pandas":
+                whole = self.frame.iloc[max(begin, first):min(end, stop)]
+                begin = max(begin, first)
+            else:
+                whole = self.frame.get_partition(unit.unit_index)[columns].compute()
+            for at in range(0, len(whole), size):
+                yield begin + at, whole.iloc[at:at + size][columns].reset_index(drop=True)
 
     def read(self, partition: Partition, columns: Sequence[str]) -> pd.DataFrame:
         """The rows of one partition, only ``columns``, index 0 … rows − 1."""
@@ -169,43 +194,38 @@ class TableSource:
         return self if self.kind == "parquet" else dataclasses.replace(self, frame=None)
 
     def describe(self) -> str:
-        """``'scores/ (38 Parquet files, 96 row groups, 100,000,000 rows; batches of
-        131,072 rows)'``."""
-        units = len({p.unit_index for p in self.partitions})
+        """``'scores/ (38 Parquet files, 96 row groups, 100,000,000 rows; 763 batches of at
+        most 131,072 rows)'``."""
+        units = self.units or self.partitions
         batches = f"; {len(self.partitions):,} batches of at most {self.batch_rows:,} rows" \
             if self.batch_rows else ""
         if self.kind == "parquet":
-            files = len({p.path for p in self.partitions})
+            files = len({p.path for p in units})
             return (f"{self.name} ({files:,} Parquet file{'s' if files > 1 else ''}, "
-                    f"{units:,} row groups, {self.n:,} rows{batches})")
-        return f"{self.name} ({self.kind} DataFrame, {units:,} partitions, " \
+                    f"{len(units):,} row groups, {self.n:,} rows{batches})")
+        return f"{self.name} ({self.kind} DataFrame, {len(units):,} partitions, " \
                f"{self.n:,} rows{batches})"
 
 
-def row_group_batches(path: str, row_group: int, columns: Sequence[str],
-                      spans: Sequence[tuple[int, int]]) -> Iterator[pd.DataFrame]:
-    """Rows ``offset … offset + rows − 1`` of one row group of a Parquet file for each
-    ``(offset, rows)`` of ``spans`` (increasing, not overlapping), as frames: the row group
-    is decoded by ``ParquetFile.iter_batches`` a record batch at a time, never whole."""
-    import pyarrow as pa
+def parquet_pieces(unit: Partition, columns: list[str], first: int, stop: int, size: int
+                   ) -> Iterator[tuple[int, pd.DataFrame]]:
+    """``(start, frame)`` of the rows ``first … stop − 1`` that lie in one row group
+    (``unit``), decoded by ``ParquetFile.iter_batches`` a record batch of ``size`` rows at a
+    time: never the whole row group at once."""
     import pyarrow.parquet as pq
 
-    largest = max(rows for _, rows in spans)
-    reader = pq.ParquetFile(path).iter_batches(batch_size=max(1, min(largest, 1 << 16)),
-                                               row_groups=[row_group], columns=list(columns),
-                                               use_threads=False)
-    held: list = []  # record batches read and not yet handed out, from row ``position``
-    position = held_rows = 0
-    for offset, rows in spans:
-        while position + held_rows < offset + rows:
-            batch = next(reader)
-            held.append(batch)
-            held_rows += batch.num_rows
-        table = pa.Table.from_batches(held).slice(offset - position, rows)
-        yield table.to_pandas()
-        rest = pa.Table.from_batches(held).slice(offset + rows - position)
-        held = rest.to_batches()
-        position, held_rows = offset + rows, rest.num_rows
+    reader = pq.ParquetFile(unit.path).iter_batches(batch_size=size, row_groups=[unit.row_group],
+                                                    columns=columns, use_threads=False)
+    at = unit.start
+    for batch in reader:
+        begin, end = at, at + batch.num_rows
+        at = end
+        if end <= first:
+            continue
+        if begin >= stop:
+            break
+        lo, hi = max(first, begin) - begin, min(stop, end) - begin
+        yield begin + lo, batch.slice(lo, hi - lo).to_pandas()
 
 
 def parquet_files(path: Path) -> list[Path]:
@@ -568,24 +588,44 @@ def concatenate(chunks: Sequence[Chunk]) -> Chunk:
                  tuple(n for c in chunks for n in c.notes))
 
 
-def chunk_digest(chunk: Chunk) -> bytes:
-    """A digest of a chunk's decoded rows; the digests of the partitions, in order, make
-    the fingerprint of a streamed table (:func:`stream_fingerprint`)."""
-    digest = hashlib.sha1()
-    for array in (chunk.y, chunk.probs, chunk.X, *chunk.groups.values()):
-        digest.update(np.ascontiguousarray(array).tobytes())
-    if chunk.split is not None:
-        digest.update("|".join(chunk.split).encode())
-    return digest.digest()
+def _mix(words: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser (Steele, Lea & Flood 2014) on unsigned 64-bit words: every
+    input bit changes about half of the output bits."""
+    z = words + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
 
 
-def stream_fingerprint(digests: Sequence[bytes], schema: StreamSchema) -> str:
-    """The fingerprint of a streamed table from its partitions' digests, in order."""
-    digest = hashlib.sha1(b"stream")
-    for part in digests:
-        digest.update(part)
-    digest.update(repr((schema.classes, schema.feature_names)).encode())
-    return digest.hexdigest()[:16]
+def chunk_digest(chunk: Chunk) -> np.ndarray:
+    """A digest of a chunk's decoded rows that does not depend on how the table was cut:
+    each row's values and global row number are mixed into one 64-bit word
+    (:func:`_mix`), and the digest is two sums of the rows' words mod 2⁶⁴ (of the words,
+    and of the words mixed again). Chunks' digests add (``+``, wrapping), so the digest of
+    a table is the same whatever its batches, row groups or files."""
+    with np.errstate(over="ignore"):
+        h = _mix(np.arange(chunk.start, chunk.start + chunk.rows, dtype=np.uint64))
+        for array in (chunk.y, chunk.probs, chunk.X, *chunk.groups.values()):
+            words = np.ascontiguousarray(array, dtype=np.float64 if array.dtype.kind == "f"
+                                         else np.int64).reshape(chunk.rows, -1).view(np.uint64)
+            for column in words.T:
+                h = _mix(h ^ column)
+        if chunk.split is not None:
+            values, codes = np.unique(np.asarray(chunk.split, dtype=str), return_inverse=True)
+            words = np.array([int.from_bytes(hashlib.sha1(v.encode()).digest()[:8], "little")
+                              for v in values], dtype=np.uint64)
+            h = _mix(h ^ words[codes.ravel()])
+        return np.array([h.sum(dtype=np.uint64), _mix(h).sum(dtype=np.uint64)],
+                        dtype=np.uint64)
+
+
+def stream_fingerprint(digest: np.ndarray, schema: StreamSchema) -> str:
+    """The fingerprint of a streamed table from the sum of its chunks' digests
+    (:func:`chunk_digest`)."""
+    hashed = hashlib.sha1(b"stream")
+    hashed.update(np.asarray(digest, dtype=np.uint64).tobytes())
+    hashed.update(repr((schema.classes, schema.feature_names)).encode())
+    return hashed.hexdigest()[:16]
 
 
 def merge_notes(notes: Sequence[ValidationNote], limit: int = 8) -> tuple[ValidationNote, ...]:
