@@ -407,9 +407,43 @@ class KernelSetup:
 
 
 @dataclass(frozen=True)
+class Fragment:
+    """Audited rows ``start …`` of one random-feature chunk that a batch boundary cut: what
+    the chunk's sums need, kept until the rest of the chunk's rows arrive (:func:`join`)."""
+
+    start: int
+    coordinates: np.ndarray
+    p: np.ndarray
+    residual: np.ndarray
+    Z: np.ndarray
+    R: np.ndarray
+
+    @property
+    def stop(self) -> int:
+        return self.start + int(self.p.shape[0])
+
+    def complete(self, n: int) -> bool:
+        """Whether these are all the rows of their chunk (``n`` audited rows in all)."""
+        return self.start % CHUNK_ROWS == 0 and (self.stop % CHUNK_ROWS == 0 or self.stop == n)
+
+    def then(self, other: Fragment) -> Fragment:
+        """These rows followed by ``other``'s (the next ones)."""
+        return Fragment(self.start, *(np.concatenate([a, b]) for a, b in zip(
+            (self.coordinates, self.p, self.residual, self.Z, self.R),
+            (other.coordinates, other.p, other.residual, other.Z, other.R), strict=True)))
+
+
+@dataclass(frozen=True)
 class KernelTask:
     """Pass 3: the random-feature sums of the KLCE grid, the SKCE test and the SKCE value,
-    with the order statistics' next round."""
+    with the order statistics' next round.
+
+    The sums are accumulated chunk by chunk, the chunks at multiples of
+    :data:`~core.kernels.rff.CHUNK_ROWS` among the audited rows, as in memory. A chunk that
+    a batch boundary cuts is not summed in pieces (the float32 chunk products would round
+    otherwise): its rows travel with the result as :class:`Fragment` and
+    :class:`KernelMerge` sums the chunk once the neighbouring batch brings the rest, so the
+    sums are the same whatever the batches."""
 
     spec: Spec
     setup: KernelSetup
@@ -425,33 +459,65 @@ class KernelTask:
             X = setup.standardizer.transform(X)
         coordinates = product_points(p, X, 1.0, 1.0)
         Z, R = prediction_residuals(rows.probs, rows.y)
-        grid = FourierAccumulator(setup.grid_map, setup.grid_bandwidths)
-        test = FourierAccumulator(setup.skce_map, np.ones((1, Z.shape[1])))
-        value = SkceFourierSums(setup.value_map, R.shape[1], setup.value_resamples,
-                                spec.settings.seed)
-        grid_columns = bernoulli_columns(p, outcome - p, setup.grid_plan.n_resamples,
-                                         spec.settings.seed, offset=start)
-        test_columns = consistency_columns(Z, R, setup.skce_plan.n_resamples,
-                                           spec.settings.seed, offset=start)
+        result = self.empty()
         # chunks at multiples of CHUNK_ROWS among the audited rows, as in memory
         edges = sorted({0, rows.rows, *range(-start % CHUNK_ROWS, rows.rows, CHUNK_ROWS)})
         for a, b in zip(edges[:-1], edges[1:], strict=True):
-            piece = slice(a, b)
-            grid.add(coordinates[piece], grid_columns(piece))
-            test.add(Z[piece] / setup.skce_sigma, test_columns(piece))
-            value.add(Z[piece] / setup.skce_sigma, R[piece], start + a)
-        order = {key: OrderStatistics.part(self.request, key, spec.order_vectors(rows, key))
-                 for key in self.request}
-        return {"grid": grid, "test": test, "value": value, "order": order}
+            piece = Fragment(start + a, coordinates[a:b], p[a:b], outcome[a:b] - p[a:b],
+                             Z[a:b], R[a:b])
+            if piece.complete(spec.n_audited):
+                self.add(result, piece)
+            else:
+                result["fragments"].append(piece)
+        result["order"] = {key: OrderStatistics.part(self.request, key,
+                                                     spec.order_vectors(rows, key))
+                           for key in self.request}
+        return result
+
+    def empty(self) -> dict:
+        """Sums of no rows."""
+        setup = self.setup
+        m = int(setup.skce_map.weights.shape[0])
+        return {"grid": FourierAccumulator(setup.grid_map, setup.grid_bandwidths),
+                "test": FourierAccumulator(setup.skce_map, np.ones((1, m))),
+                "value": SkceFourierSums(setup.value_map, m,
+                                         setup.value_resamples, self.spec.settings.seed),
+                "fragments": [], "order": {}}
+
+    def add(self, sums: dict, piece: Fragment) -> None:
+        """A whole chunk's rows added to the three random-feature sums."""
+        setup, seed = self.setup, self.spec.settings.seed
+        rows = slice(0, int(piece.p.shape[0]))
+        grid_columns = bernoulli_columns(piece.p, piece.residual, setup.grid_plan.n_resamples,
+                                         seed, offset=piece.start)
+        test_columns = consistency_columns(piece.Z, piece.R, setup.skce_plan.n_resamples, seed,
+                                           offset=piece.start)
+        sums["grid"].add(piece.coordinates, grid_columns(rows))
+        sums["test"].add(piece.Z / setup.skce_sigma, test_columns(rows))
+        sums["value"].add(piece.Z / setup.skce_sigma, piece.R, piece.start)
 
 
-def merge_kernel(total: dict, part: dict) -> dict:
-    """Pass 3's sums of a partition added to those of the partitions before it."""
-    total["grid"].merge(part["grid"])
-    total["test"].merge(part["test"])
-    total["value"] = total["value"] + part["value"]
-    total["order"] = merge_parts([total["order"], part["order"]])
-    return total
+@dataclass(frozen=True)
+class KernelMerge:
+    """Pass 3's sums of a batch added to those of the batches before it; a chunk cut by
+    their boundary is summed once its rows meet (:class:`KernelTask`)."""
+
+    task: KernelTask
+
+    def __call__(self, total: dict, part: dict) -> dict:
+        total["grid"].merge(part["grid"])
+        total["test"].merge(part["test"])
+        total["value"] = total["value"] + part["value"]
+        total["order"] = merge_parts([total["order"], part["order"]])
+        left, right = total["fragments"], list(part["fragments"])
+        if left and right and left[-1].stop == right[0].start:
+            joined = left.pop().then(right.pop(0))
+            if joined.complete(self.task.spec.n_audited):
+                self.task.add(total, joined)
+            else:
+                left.append(joined)
+        total["fragments"] = left + right
+        return total
 
 
 def merge_orders(total: dict, part: dict) -> dict:
@@ -705,10 +771,13 @@ def kernel_passes(source: TableSource, mapping: ColumnMapping, settings: AuditSe
                0.3)
     order = start_order(spec, sums)
     setup = kernel_setup(spec, sums)
+    task = KernelTask(spec, setup, order.request())
     kernel = run(f"Random features ({setup.grid_plan.label} × "
                  f"{len(setup.grid_bandwidths)} bandwidth pairs, B = "
-                 f"{setup.grid_plan.n_resamples})", KernelTask(spec, setup, order.request()),
-                 decode_columns(mapping), merge_kernel, 0.3, 0.75)
+                 f"{setup.grid_plan.n_resamples})", task, decode_columns(mapping),
+                 KernelMerge(task), 0.3, 0.75)
+    for piece in kernel.pop("fragments"):  # none: the last chunk ends at the last row
+        task.add(kernel, piece)
     order.update(kernel["order"])
     return spec, sums, setup, kernel, order
 

@@ -197,8 +197,9 @@ class TableSource:
         """``'scores/ (38 Parquet files, 96 row groups, 100,000,000 rows; 763 batches of at
         most 131,072 rows)'``."""
         units = self.units or self.partitions
-        batches = f"; {len(self.partitions):,} batches of at most {self.batch_rows:,} rows" \
-            if self.batch_rows else ""
+        count = len(self.partitions)
+        batches = (f"; {count:,} batch{'es' if count != 1 else ''} of at most "
+                   f"{self.batch_rows:,} rows") if self.batch_rows else ""
         if self.kind == "parquet":
             files = len({p.path for p in units})
             return (f"{self.name} ({files:,} Parquet file{'s' if files > 1 else ''}, "
