@@ -301,6 +301,38 @@ def write_single(path: Path, rows: int, layout: str) -> None:
                          row_group_size=ROW_GROUP if layout == "benchmark" else rows)
 
 
+#: Rows and resamples of the in-run baseline that :func:`large` times the command against.
+BASELINE_ROWS, BASELINE_RESAMPLES = 1_000_000, 10
+
+
+def baseline_seconds(data: Path) -> float:
+    """The in-run baseline of :func:`large`: read the first :data:`BASELINE_ROWS` rows of the
+    table (its first file) and compute the binned ECE with a bootstrap of
+    :data:`BASELINE_RESAMPLES` resamples, on one thread — a fixed amount of reading and
+    arithmetic that puts the command's time on any machine as a ratio."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from threadpoolctl import threadpool_limits
+
+    from core.metrics.binned import bootstrap_ci, ece
+
+    first = data if data.is_file() else sorted(data.rglob("*.parquet"))[0]
+    start = time.perf_counter()
+    with threadpool_limits(1):
+        batches, held = [], 0
+        for batch in pq.ParquetFile(first).iter_batches(batch_size=1 << 16,
+                                                        columns=["label", "prob"]):
+            batches.append(batch)
+            held += batch.num_rows
+            if held >= BASELINE_ROWS:
+                break
+        frame = pa.Table.from_batches(batches).to_pandas().iloc[:BASELINE_ROWS]
+        probs, y = frame["prob"].to_numpy(), frame["label"].to_numpy().astype(int)
+        ece(probs, y)
+        bootstrap_ci(ece, probs, y, n_resamples=BASELINE_RESAMPLES, seed=0)
+    return time.perf_counter() - start
+
+
 def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool = False,
           formats: str | None = "png,html", layout: str = "benchmark", stream: bool = False,
           memory: str | None = None) -> None:
@@ -343,6 +375,10 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             time.sleep(5)
             command += ["--dask", f"tcp://127.0.0.1:{port}"]
+        baseline = baseline_seconds(data)
+        print(f"baseline (read {BASELINE_ROWS:,} rows, binned ECE with "
+              f"{BASELINE_RESAMPLES} bootstrap resamples, one thread): {baseline:.1f} s",
+              flush=True)
         print("running:", " ".join(command), flush=True)
         load_before = load()
         start = time.perf_counter()
@@ -374,7 +410,8 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
                 if line.startswith("audit  [") and "partitions" in line:
                     continue  # a batch's progress line: the passes' times follow
                 print(" ", line)
-        print(f"exit status {child.returncode}; wall time {wall:.1f} s ({wall / 60:.1f} min)")
+        print(f"exit status {child.returncode}; wall time {wall:.1f} s ({wall / 60:.1f} min) "
+              f"= {wall / baseline:.1f} × the baseline")
         for name, peak in peaks.items():
             print(f"peak resident memory, {name}: {peak / 2**20:,.0f} MiB")
         print(f"{load_before} before, {load()} after")
