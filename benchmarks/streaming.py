@@ -405,11 +405,9 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
         log.close()
         wall = time.perf_counter() - start
         for line in lines:
-            if not line.startswith("audit  [") or "partitions" not in line or \
-                    line.endswith(" 0 of") or "1 of" in line[-20:]:
-                if line.startswith("audit  [") and "partitions" in line:
-                    continue  # a batch's progress line: the passes' times follow
-                print(" ", line)
+            if line.startswith(("audit  [", "report [")):
+                continue  # progress lines: the passes' times follow
+            print(" ", line)
         print(f"exit status {child.returncode}; wall time {wall:.1f} s ({wall / 60:.1f} min) "
               f"= {wall / baseline:.1f} × the baseline")
         for name, peak in peaks.items():

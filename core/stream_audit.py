@@ -741,9 +741,9 @@ def _runner(source: TableSource, progress: Progress | None, passes: list):
 
         def tick(done: int, total: int) -> None:
             report(low + (high - low) * done / max(total, 1),
-                   f"{name}: {done:,} of {total:,} partitions")
+                   f"{name}: {done:,} of {total:,} batches")
 
-        report(low, f"{name}: 0 of {len(source.partitions):,} partitions")
+        report(low, f"{name}: 0 of {len(source.partitions):,} batches")
         result = engine.map_partitions(task, source, columns, reduce, tick)
         passes.append((name, time.perf_counter() - begun))
         return result
