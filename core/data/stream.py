@@ -212,11 +212,15 @@ def parquet_pieces(unit: Partition, columns: list[str], first: int, stop: int, s
                    ) -> Iterator[tuple[int, pd.DataFrame]]:
     """``(start, frame)`` of the rows ``first … stop − 1`` that lie in one row group
     (``unit``), decoded by ``ParquetFile.iter_batches`` a record batch of ``size`` rows at a
-    time: never the whole row group at once."""
+    time, its column chunks read through a 1 MiB buffer: never the whole row group at
+    once."""
     import pyarrow.parquet as pq
 
-    reader = pq.ParquetFile(unit.path).iter_batches(batch_size=size, row_groups=[unit.row_group],
-                                                    columns=columns, use_threads=False)
+    # pre_buffer=False with a read buffer: a column chunk is read a megabyte at a time;
+    # pre-buffering reads the whole row group's chunks first (10⁷ rows in one row group:
+    # 503 MiB against 198 MiB for reading it, measured)
+    reader = pq.ParquetFile(unit.path, pre_buffer=False, buffer_size=1 << 20).iter_batches(
+        batch_size=size, row_groups=[unit.row_group], columns=columns, use_threads=False)
     at = unit.start
     for batch in reader:
         begin, end = at, at + batch.num_rows
