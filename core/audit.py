@@ -202,10 +202,15 @@ class StreamInfo:
     sampled: tuple[str, ...]
     class_balance: pd.DataFrame = field(repr=False)
     passes: tuple[tuple[str, float], ...] = ()
+    batch_rows: int = 0  # the most rows of a batch (core.kernels.memory.MemoryPlan)
+    memory_target: int = 0  # the peak (bytes) the batches were sized for
+    memory_budget: int = 0  # the budget (bytes) the plan kept within
+    batching: str = ""  # the plan in words (MemoryPlan.describe)
 
     def describe(self) -> str:
         """One sentence for a report: all rows for the sums, the sample for the rest."""
-        return (f"Streamed from {self.source} on {self.engine}: "
+        return (f"Streamed from {self.source} on {self.engine}"
+                f"{f' in {self.batching}' if self.batching else ''}: "
                 f"{'; '.join(self.exact)} over all audited rows; "
                 f"{'; '.join(self.sampled)} on a seeded sample of {self.sample_rows:,} of the "
                 f"{self.rows:,} rows.")

@@ -38,10 +38,12 @@ report fails (a full disk, a browser that crashes) — and 1 when ``--fail-on`` 
 that rejects at α (the report is written first), so a CI pipeline can gate a model on its
 audit.
 
-A folder of Parquet files, a Parquet file of more than :data:`STREAM_ROWS` rows, or any Parquet
-input with ``--stream`` is audited partition by partition
-(:func:`core.stream_audit.run_stream_audit`): the same report, progress per partition, and
-with ``--dask ADDRESS`` every partition is one task on the cluster.
+A folder of Parquet files, a Parquet file whose audit in memory would exceed the memory
+budget (``--memory GB``, default a quarter of this machine's memory, at most 2 GB:
+:mod:`core.kernels.memory`), or any Parquet input with ``--stream`` is audited batch by
+batch (:func:`core.stream_audit.run_stream_audit`): batches sized to the budget whatever the
+file's row groups, the same report, progress per batch, and with ``--dask ADDRESS`` every
+row group is one task on the cluster.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ from core.ensembles.summary import (
 )
 from core.kernels import engine
 from core.kernels.declared import connect, declare_cluster, declared_engines
+from core.kernels.memory import budget_bytes, default_budget, fits_in_memory
 from core.local.slice_discovery import ERROR_RATES
 from core.recalibration import RECALIBRATORS, compare, recommend
 from core.report import build_report, check_formats, write_report
@@ -92,8 +95,6 @@ from core.stream_audit import SAMPLE_ROWS, run_stream_audit
 
 PROG = "calibration-atlas"
 DEFAULT_OUT = "calibration-atlas-report"
-#: A Parquet file of more rows than this is streamed partition by partition.
-STREAM_ROWS = 2_000_000
 #: Verdicts --fail-on can gate on.
 GATES = ("local", "slices", "any")
 BAR_WIDTH = 30
@@ -123,7 +124,7 @@ examples:
 
 writes DIR/report.html, DIR/report.pdf (when Chromium exists), DIR/results.json,
 DIR/figures/<figure>.<format> and DIR/tables/<table>.csv. A folder of Parquet files (or a
-Parquet file of more than 2,000,000 rows, or --stream) is read partition by partition.
+Parquet file too large for the --memory budget, or --stream) is read batch by batch.
 Exit status: 0 success, 2 bad input (the message names the column and rows), 1 the report
 could not be written or the --fail-on verdict rejects at alpha (the report is written
 first)."""
@@ -261,10 +262,16 @@ def build_parser() -> argparse.ArgumentParser:
                             "seeded one is made) for the report's recalibration section; "
                             f"choices: {', '.join(RECALIBRATORS)}; "
                             "example: --recalibrate temperature,isotonic,lore")
+    audit.add_argument("--memory", metavar="GB", type=memory_budget, default=None,
+                       help="memory the audit may use, in GB (default: a quarter of this "
+                            "machine's memory, at most 2): a Parquet table whose audit in "
+                            "memory would need more is streamed, in batches sized to it; "
+                            "example: --memory 1.5")
     audit.add_argument("--stream", action="store_true",
-                       help="read the table partition by partition (Parquet row groups), "
-                            "for tables larger than memory; automatic for a folder and for a "
-                            f"Parquet file of more than {STREAM_ROWS:,} rows. Sums over rows "
+                       help="read the table batch by batch (batches sized to --memory, "
+                            "whatever the Parquet row groups), for tables larger than memory; "
+                            "automatic for a folder and for a Parquet file too large for the "
+                            "--memory budget. Sums over rows "
                             "are exact, the kernel tests use random features, the rest runs "
                             "on a seeded sample; with --dask, every partition is one task on "
                             "the cluster; example: --stream")
@@ -630,18 +637,30 @@ def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: 
 
 
 def should_stream(options: argparse.Namespace) -> bool:
-    """Whether ``audit`` reads its table partition by partition: asked (``--stream``), a
-    folder, or a Parquet file of more than :data:`STREAM_ROWS` rows."""
+    """Whether ``audit`` reads its table batch by batch: asked (``--stream``), a folder, or a
+    Parquet file whose audit in memory would exceed the ``--memory`` budget
+    (:func:`core.kernels.memory.fits_in_memory`)."""
     if getattr(options, "stream", False) or options.data.is_dir():
         return True
     if options.data.suffix.lower() in (".parquet", ".pq") and options.data.is_file():
         import pyarrow.parquet as pq
 
         try:
-            return pq.ParquetFile(options.data).metadata.num_rows > STREAM_ROWS
+            rows = pq.ParquetFile(options.data).metadata.num_rows
         except Exception:  # noqa: BLE001 — an unreadable file gets read_table's sentence
             return False
+        budget = getattr(options, "memory", None)
+        return not fits_in_memory(rows, default_budget() if budget is None else budget)
     return False
+
+
+def memory_budget(text: str) -> int:
+    """``--memory GB`` in bytes, or argparse's error with the sentence of
+    :func:`core.kernels.memory.budget_bytes`."""
+    try:
+        return budget_bytes(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def mapping_of(options: argparse.Namespace) -> ColumnMapping:
@@ -664,10 +683,12 @@ def run_streamed(options: argparse.Namespace, methods: Sequence[str], stream: Te
     bar = ProgressBar(stream, "audit ", every_message=True)
     try:
         streamed = run_stream_audit(source, mapping_of(options), settings, progress=bar,
-                                    sample_rows=options.sample_rows)
+                                    sample_rows=options.sample_rows,
+                                    memory=getattr(options, "memory", None))
     finally:
         bar.close()
     info = streamed.result.stream
+    stream.write(f"Read in {info.batching}.\n")
     stream.write("Passes: " + ", ".join(f"{name} {seconds:.1f} s"
                                         for name, seconds in info.passes) + ".\n")
     stream.write(f"Peak memory of this process: {peak_memory_mib():,.0f} MiB.\n")
@@ -998,7 +1019,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if options.members:
                         raise ValueError(
                             "--member cannot be used with a streamed table (a folder, a "
-                            f"Parquet file of more than {STREAM_ROWS:,} rows or --stream): "
+                            "Parquet file too large for the --memory budget or --stream): "
                             "the credal-set tests refit weights on the rows in memory; run "
                             "'calibration-atlas credal' on a sample of the table instead.")
                     return run_streamed(options, methods, stream)

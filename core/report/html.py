@@ -209,8 +209,9 @@ def stream_section(result: AuditResult) -> str:
     sampled = "".join(f"<li>{escape(item)}</li>" for item in info.sampled)
     return (
         "<h3>How the data were read</h3>"
-        f"<p>The table was streamed partition by partition from {escape(info.source)} on "
-        f"{escape(info.engine)}; no step held more than a partition's rows.</p>"
+        f"<p>The table was streamed batch by batch from {escape(info.source)} on "
+        f"{escape(info.engine)}; no step held more than a few batches' rows"
+        + (f" ({escape(info.batching)})" if info.batching else "") + ".</p>"
         f"<p>Over every audited row:</p><ul>{exact}</ul>"
         f"<p>On a seeded sample of {info.sample_rows:,} of the {info.rows:,} rows (drawn by "
         f"row number, so the same wherever the partitions are read):</p><ul>{sampled}</ul>"
