@@ -418,8 +418,8 @@ _CURVE_TESTS = {
 def tests_table(tests: dict[str, TestResult], notion: str) -> pd.DataFrame:
     """The tests of :func:`calibration_tests` as the Reliability page's table: columns
     ``test, notion, statistic, p-value, detail``; the SKCE tests, Hosmer–Lemeshow, then the
-    curve-based tests that ran. The p-value is text (:func:`core.stattests.result.
-    format_p_value`: ``≤ 1/(B+1)`` at a resampling test's floor)."""
+    curve-based tests that ran. The p-value is text (``core.stattests.result.format_p_value``:
+    ``≤ 1/(B+1)`` at a resampling test's floor)."""
     consistency, block, hl = tests["consistency"], tests["block"], tests["hosmer-lemeshow"]
 
     def p(test: TestResult) -> str:

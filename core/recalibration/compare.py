@@ -556,7 +556,7 @@ def recommend(table: pd.DataFrame, alpha: float = 0.05) -> Recommendation:
     Parameters
     ----------
     table : pandas.DataFrame
-        :attr:`Comparison.table` (``method``, ``ece``, ``klce_p``, ``brier_worse_p``).
+        ``Comparison.table`` (``method``, ``ece``, ``klce_p``, ``brier_worse_p``).
     alpha : float
         Level of both tests.
 
