@@ -19,7 +19,8 @@ from tests.conftest import ROOT
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 #: The pages whose Python blocks run, in reading order (later pages use earlier names).
 DOC_PAGES = ("README.md", "docs/getting-started.md", "docs/guide/python.md",
-             "docs/guide/large-data.md", "docs/guide/monitoring.md")
+             "docs/guide/large-data.md", "docs/guide/memory-budget.md",
+             "docs/guide/monitoring.md")
 
 
 def python_blocks(page: str) -> list[str]:
