@@ -148,18 +148,25 @@ class Cluster:
 def kill_when_busy(cluster: Cluster, process: subprocess.Popen,
                    seconds: float = START_SECONDS) -> threading.Thread:
     """Kill ``process`` as soon as the scheduler has tasks processing (so mid-computation,
-    whatever the machine's speed), or after ``seconds``; the thread's ``busy`` attribute
-    says whether tasks were running when it struck."""
+    whatever the machine's speed), or after ``seconds``, or if watching fails; the thread's
+    ``busy`` attribute says whether tasks were running when it struck.
+
+    The watching client connects before this returns, so the computation the caller starts
+    next cannot finish before the watch begins (on a loaded machine a connection can take
+    longer than a short computation)."""
+    client = cluster.client()
 
     def watch() -> None:
         deadline = time.monotonic() + seconds
-        with cluster.client() as client:
+        try:
             while time.monotonic() < deadline:
                 if any(client.processing().values()):
                     thread.busy = True
                     break
                 time.sleep(0.02)
-        process.kill()
+        finally:
+            process.kill()
+            client.close(timeout=10)
 
     thread = threading.Thread(target=watch, daemon=True)
     thread.busy = False
