@@ -24,7 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_PATHS = ("tests/e2e", "tests/test_cluster.py")
+DEFAULT_PATHS = ("tests/e2e", "tests/test_cluster.py", "tests/test_cluster_tls.py")
 
 
 def outcomes(report: Path) -> dict[str, str]:
@@ -51,7 +51,7 @@ def run_once(paths: list[str], report: Path, log: Path) -> tuple[int, dict[str, 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", default=list(DEFAULT_PATHS),
-                        help="test files or folders (default: tests/e2e tests/test_cluster.py)")
+                        help="test files or folders (default: the browser and cluster tests)")
     parser.add_argument("--runs", type=int, default=10, help="runs in a row (default 10)")
     parser.add_argument("--minutes", type=float, default=240.0,
                         help="start no run after this many minutes (default 240)")
