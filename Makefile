@@ -12,22 +12,27 @@ PORT   ?= 8501
 SERVE_ADDRESS ?= 0.0.0.0
 SIGN_IN ?= 1
 
-.PHONY: test-scale run serve test lint e2e benchmarks venv clean
+.PHONY: test-scale test-pythons run serve test lint e2e benchmarks venv clean docs
 
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,docs]'
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/streamlit run dashboard/app.py --server.port $(PORT) --server.address localhost
+	$(BIN)/calibration-atlas app --port $(PORT) --address localhost
 
 serve: $(STAMP)
-	CALIBRATION_ATLAS_SIGN_IN=$(SIGN_IN) $(BIN)/streamlit run dashboard/app.py \
-		--server.port $(PORT) --server.address $(SERVE_ADDRESS)
+	$(BIN)/calibration-atlas app --port $(PORT) --address $(SERVE_ADDRESS) \
+		$(if $(filter 1 true yes on,$(SIGN_IN)),--sign-in)
+
+# The documentation site (docs/): HTML in docs/_build/html. `make test` builds it too, with
+# every warning an error (tests/test_docs.py).
+docs: $(STAMP)
+	$(BIN)/sphinx-build -b html -n -W --keep-going docs docs/_build/html
 
 test: $(STAMP)
 	$(BIN)/ruff check .
@@ -44,5 +49,10 @@ e2e: $(STAMP)
 test-scale: $(STAMP)
 	$(BIN)/python -m pytest -m scale -s tests/e2e/test_browser_scale.py
 
+# The built wheel on the oldest and newest supported Python (python3.10 and python3.13, on
+# the PATH or under pyenv; each is skipped with a reason when missing), about 10 minutes.
+test-pythons: $(STAMP)
+	$(BIN)/python -m pytest -m pythons tests/e2e/test_installed_wheel.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis docs/_build docs/api/generated

@@ -2,7 +2,7 @@
 interval coverage, and the census demo's top finding.
 
     .venv/bin/python -m benchmarks.slices_study [--reps 400] [--resamples 200]
-        [--power-resamples 1000] [--parts level,fdr,power,census] [--seed 0]
+        [--power-resamples 1000] [--parts level,fdr,power,census,overconfident] [--seed 0]
 
 Every repetition draws a fresh data set from :mod:`core.data.slice_simulations` and runs
 :func:`core.local.discover_slices` at α = 0.05, depth 2, 4 ranges, in FWER mode (B
@@ -24,6 +24,16 @@ depend on B: it runs with B = 1). Rates are printed with their binomial standard
   simultaneous coverage (every slice's true gap — the mean of
   truth − prediction over its rows — inside its interval at once).
 * **census** — the census demo's test split: its top three findings.
+* **overconfident** — the ``issue`` setting (5,000 rows, calibrated) with the model's logits
+  scaled by 2, as is (its mean prediction falls too) and shifted to keep the mean prediction
+  (too low at the bottom of its range, too high at the top, all rows' gap 0): how often
+  at least one slice cut on the prediction's quantile
+  ranges (:data:`core.local.slice_discovery.PREDICTION_COLUMN`, a slicing dimension by
+  default, issue 31) is flagged in FWER mode, how often any slice is, and how often any
+  slice is in the family without the prediction's ranges (as before issue 31).
+
+The level part runs :func:`core.local.discover_slices` with its defaults, so the prediction's
+quantile ranges are in the family it measures.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ import numpy as np
 from core.data.demo import load_demo
 from core.data.slice_simulations import simulate_slices
 from core.local import discover_slices
+from core.local.slice_discovery import PREDICTION_COLUMN
 
 ALPHA = 0.05
 LEVEL_SETTINGS = ("categorical", "issue", "numeric-8", "multiclass-5")
@@ -160,12 +171,58 @@ def census(resamples: int) -> None:
               f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]  adjusted p {row['p_adjusted']:.4f}")
 
 
+def scaled(probs: np.ndarray, keep_mean: bool) -> np.ndarray:
+    """sigmoid(2·logit(p)) — with ``keep_mean`` plus the shift c that keeps the mean
+    prediction (found by bisection), so the gaps are only at the ends of the range."""
+    logit = np.log(probs) - np.log1p(-probs)
+    if not keep_mean:
+        return 1.0 / (1.0 + np.exp(-2.0 * logit))
+    low, high = -10.0, 10.0
+    for _ in range(60):
+        shift = (low + high) / 2
+        if np.mean(1.0 / (1.0 + np.exp(-(2.0 * logit + shift)))) < probs.mean():
+            low = shift
+        else:
+            high = shift
+    return 1.0 / (1.0 + np.exp(-(2.0 * logit + (low + high) / 2)))
+
+
+def overconfident(reps: int, resamples: int, seed: int) -> None:
+    for keep_mean in (False, True):
+        overconfident_rates(reps, resamples, seed, keep_mean)
+
+
+def overconfident_rates(reps: int, resamples: int, seed: int, keep_mean: bool) -> None:
+    shift = ", shifted to keep the mean prediction" if keep_mean else ""
+    print(f"\nOver-confident model (issue setting, n = 5,000, logits × 2{shift}), {reps} data "
+          f"sets, FWER with B = {resamples}")
+    rng = np.random.default_rng([seed, 20])
+    hits = np.zeros(3)
+    start = time.perf_counter()
+    for rep in range(reps):
+        audit = simulate_slices("issue", rng)
+        probs = scaled(audit.probs, keep_mean)
+        result = discover_slices(probs, audit.y, audit.features, n_resamples=resamples,
+                                 seed=rep)
+        flagged = result.table[result.table["significant"]]
+        without = discover_slices(probs, audit.y, audit.features, n_resamples=resamples,
+                                  seed=rep, prediction_ranges=False)
+        hits += [flagged["slice"].str.contains(PREDICTION_COLUMN, regex=False).any(),
+                 len(flagged) > 0, without.rejects()]
+    rates = hits / reps
+    print(f"P(a prediction-range slice flagged) = {cell(rates[0], reps)}; "
+          f"P(any slice flagged) = {cell(rates[1], reps)}; without the prediction's "
+          f"ranges (the family before issue 31): P(any slice flagged) = "
+          f"{cell(rates[2], reps)}; "
+          f"{(time.perf_counter() - start) / reps:.2f} s per data set", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=400)
     parser.add_argument("--resamples", type=int, default=200)
     parser.add_argument("--power-resamples", type=int, default=1000)
-    parser.add_argument("--parts", default="level,fdr,power,census")
+    parser.add_argument("--parts", default="level,fdr,power,census,overconfident")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     parts = args.parts.split(",")
@@ -178,6 +235,8 @@ def main() -> None:
         power(args.reps, args.power_resamples, args.seed)
     if "census" in parts:
         census(1000)
+    if "overconfident" in parts:
+        overconfident(args.reps, args.resamples, args.seed)
     print(f"\n{time.perf_counter() - start:,.0f} s in all")
 
 

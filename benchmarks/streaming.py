@@ -289,17 +289,63 @@ def write_folder(folder: Path, rows: int) -> None:
                                                      index=False, row_group_size=ROW_GROUP)
 
 
+def write_single(path: Path, rows: int, layout: str) -> None:
+    """One Parquet file of :func:`scale_table` rows: ``"benchmark"`` row groups of
+    :data:`ROW_GROUP` rows, ``"pandas"`` ``DataFrame.to_parquet`` with no options (pyarrow's
+    default row groups, 1,048,576 rows), ``"one-group"`` a single row group of every row."""
+    frame = scale_table(rows)
+    if layout == "pandas":
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_parquet(path, index=False,
+                         row_group_size=ROW_GROUP if layout == "benchmark" else rows)
+
+
+#: Rows and resamples of the in-run baseline that :func:`large` times the command against.
+BASELINE_ROWS, BASELINE_RESAMPLES = 1_000_000, 10
+
+
+def baseline_seconds(data: Path) -> float:
+    """The in-run baseline of :func:`large`: read the first :data:`BASELINE_ROWS` rows of the
+    table (its first file) and compute the binned ECE with a bootstrap of
+    :data:`BASELINE_RESAMPLES` resamples, on one thread — a fixed amount of reading and
+    arithmetic that puts the command's time on any machine as a ratio."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from threadpoolctl import threadpool_limits
+
+    from core.metrics.binned import bootstrap_ci, ece
+
+    first = data if data.is_file() else sorted(data.rglob("*.parquet"))[0]
+    start = time.perf_counter()
+    with threadpool_limits(1):
+        batches, held = [], 0
+        for batch in pq.ParquetFile(first).iter_batches(batch_size=1 << 16,
+                                                        columns=["label", "prob"]):
+            batches.append(batch)
+            held += batch.num_rows
+            if held >= BASELINE_ROWS:
+                break
+        frame = pa.Table.from_batches(batches).to_pandas().iloc[:BASELINE_ROWS]
+        probs, y = frame["prob"].to_numpy(), frame["label"].to_numpy().astype(int)
+        ece(probs, y)
+        bootstrap_ci(ece, probs, y, n_resamples=BASELINE_RESAMPLES, seed=0)
+    return time.perf_counter() - start
+
+
 def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool = False,
-          formats: str | None = "png,html") -> None:
+          formats: str | None = "png,html", layout: str = "benchmark", stream: bool = False,
+          memory: str | None = None) -> None:
     import psutil
 
     base = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ca-stream-"))
     base.mkdir(parents=True, exist_ok=True)
-    data, out = base / (f"scale-{rows}.parquet" if single else f"scale-{rows}"), base / "report"
+    data = base / (f"scale-{rows}-{layout}.parquet" if single else f"scale-{rows}")
+    out = base / "report"
     began = time.perf_counter()
     if not data.exists():
-        if single:  # one file: audited in memory up to 2,000,000 rows
-            scale_table(rows).to_parquet(data, index=False, row_group_size=ROW_GROUP)
+        if single:  # one file: audited in memory while it fits the memory budget
+            write_single(data, rows, layout)
         else:
             write_folder(data, rows)
     files = [data] if single else list(data.iterdir())
@@ -310,7 +356,9 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
                               "audit",
                               str(data), "--label", "label", "--prob", "prob", "--features",
                               ",".join(SCALE_FEATURES), "--groups", "region", "--out", str(out),
-                              *(["--formats", formats] if formats else [])]
+                              *(["--formats", formats] if formats else []),
+                              *(["--stream"] if stream else []),
+                              *(["--memory", memory] if memory else [])]
     try:
         if workers:
             port = 8786 + (os.getpid() % 1000)
@@ -327,6 +375,10 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             time.sleep(5)
             command += ["--dask", f"tcp://127.0.0.1:{port}"]
+        baseline = baseline_seconds(data)
+        print(f"baseline (read {BASELINE_ROWS:,} rows, binned ECE with "
+              f"{BASELINE_RESAMPLES} bootstrap resamples, one thread): {baseline:.1f} s",
+              flush=True)
         print("running:", " ".join(command), flush=True)
         load_before = load()
         start = time.perf_counter()
@@ -353,10 +405,11 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
         log.close()
         wall = time.perf_counter() - start
         for line in lines:
-            if not line.startswith("audit  [") or "partitions" not in line or \
-                    line.endswith(" 0 of") or "1 of" in line[-20:]:
-                print(" ", line)
-        print(f"exit status {child.returncode}; wall time {wall:.1f} s ({wall / 60:.1f} min)")
+            if line.startswith(("audit  [", "report [")):
+                continue  # progress lines: the passes' times follow
+            print(" ", line)
+        print(f"exit status {child.returncode}; wall time {wall:.1f} s ({wall / 60:.1f} min) "
+              f"= {wall / baseline:.1f} × the baseline")
         for name, peak in peaks.items():
             print(f"peak resident memory, {name}: {peak / 2**20:,.0f} MiB")
         print(f"{load_before} before, {load()} after")
@@ -524,6 +577,12 @@ def main() -> None:
     big.add_argument("--keep", action="store_true", help="keep the generated data")
     big.add_argument("--formats", default="png,html",
                      help="the command's --formats ('' for its default, all four)")
+    big.add_argument("--layout", choices=("benchmark", "pandas", "one-group"),
+                     default="benchmark",
+                     help="with --single-file: row groups of 131,072 rows (benchmark), "
+                          "pandas' default (1,048,576) or one row group of every row")
+    big.add_argument("--stream", action="store_true", help="pass --stream to the command")
+    big.add_argument("--memory", default=None, help="pass --memory GB to the command")
     big.add_argument("--single-file", action="store_true",
                      help="one Parquet file (audited in memory up to 2,000,000 rows)")
     prof = commands.add_parser("profile")
@@ -548,7 +607,8 @@ def main() -> None:
     elif args.command == "calibrate":
         calibrate()
     else:
-        large(args.rows, args.workers, args.folder, args.keep, args.single_file, args.formats)
+        large(args.rows, args.workers, args.folder, args.keep, args.single_file, args.formats,
+              args.layout, args.stream, args.memory)
 
 
 if __name__ == "__main__":

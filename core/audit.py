@@ -7,7 +7,7 @@ settings, so a caption or the report can state exactly what was computed.
 
 Sections, in the order of the pages:
 
-* **Reliability** — :func:`reliability_table` with its consistency band,
+* **Reliability** — :func:`~core.metrics.reliability_table` with its consistency band,
   :func:`metrics_with_skce` (the metrics table with bootstrap intervals plus the canonical
   SKCE row) and :func:`extended_metrics` (smooth ECE, ICI family, calibration slope and
   intercept, score decompositions, cumulative metrics), the smooth reliability diagram and the
@@ -55,7 +55,12 @@ from core.local.groups import group_calibration_table, group_reliability_tables
 from core.local.lcb_estimate import LcbEstimate
 from core.local.lcb_estimate import lcb_estimate as estimate_lcb
 from core.local.lce_estimate import mlce_curve
-from core.local.slice_discovery import ERROR_RATES, SliceDiscovery, discover_slices
+from core.local.slice_discovery import (
+    ERROR_RATES,
+    SliceDiscovery,
+    discover_slices,
+    with_prediction,
+)
 from core.local.slice_space import Slice
 from core.metrics import cumulative
 from core.metrics.extended import extended_metrics_table
@@ -66,7 +71,7 @@ from core.stattests import cumulative as cumulative_tests
 from core.stattests.goodness_of_fit import hosmer_lemeshow
 from core.stattests.klce import DEFAULT_NULL, NULLS
 from core.stattests.klce_grid import GridTestResult
-from core.stattests.result import TestResult
+from core.stattests.result import TestResult, format_p_value
 from core.stattests.skce import bound_test, skce_test
 
 Progress = Callable[[float, str], None]
@@ -197,10 +202,15 @@ class StreamInfo:
     sampled: tuple[str, ...]
     class_balance: pd.DataFrame = field(repr=False)
     passes: tuple[tuple[str, float], ...] = ()
+    batch_rows: int = 0  # the most rows of a batch (core.kernels.memory.MemoryPlan)
+    memory_target: int = 0  # the peak (bytes) the batches were sized for
+    memory_budget: int = 0  # the budget (bytes) the plan kept within
+    batching: str = ""  # the plan in words (MemoryPlan.describe)
 
     def describe(self) -> str:
         """One sentence for a report: all rows for the sums, the sample for the rest."""
-        return (f"Streamed from {self.source} on {self.engine}: "
+        return (f"Streamed from {self.source} on {self.engine}"
+                f"{f' in {self.batching}' if self.batching else ''}: "
                 f"{'; '.join(self.exact)} over all audited rows; "
                 f"{'; '.join(self.sampled)} on a seeded sample of {self.sample_rows:,} of the "
                 f"{self.rows:,} rows.")
@@ -302,8 +312,10 @@ def metrics_with_skce(probs: np.ndarray, y: np.ndarray, notion: str, n_bins: int
                           method=method, seed=seed, computation=computation)
     ran = {"computation": result.computation, "computation_reason": result.reason}
     skce_row = pd.DataFrame([{
-        "metric": SKCE_ROW, "value": result.value, "ci_low": result.ci_low,
-        "ci_high": result.ci_high, "notion": "canonical",
+        "metric": SKCE_ROW, "value": result.value, "estimate": result.value,
+        # the SKCE is ≥ 0: its interval is clipped there (the estimate may be below it)
+        "ci_low": float(np.clip(result.ci_low, 0.0, None)),
+        "ci_high": float(np.clip(result.ci_high, 0.0, None)), "notion": "canonical",
         "description": "Squared kernel calibration error of the whole probability vector, "
                        "Gaussian kernel with median-heuristic bandwidth (Widmann et al. 2019); "
                        "0 when calibrated, can be slightly negative. "
@@ -406,19 +418,24 @@ _CURVE_TESTS = {
 def tests_table(tests: dict[str, TestResult], notion: str) -> pd.DataFrame:
     """The tests of :func:`calibration_tests` as the Reliability page's table: columns
     ``test, notion, statistic, p-value, detail``; the SKCE tests, Hosmer–Lemeshow, then the
-    curve-based tests that ran."""
+    curve-based tests that ran. The p-value is text (:func:`core.stattests.result.
+    format_p_value`: ``≤ 1/(B+1)`` at a resampling test's floor)."""
     consistency, block, hl = tests["consistency"], tests["block"], tests["hosmer-lemeshow"]
+
+    def p(test: TestResult) -> str:
+        return format_p_value(test.p_value, test.n_resamples)
+
     rows = [
         ("SKCE, consistency resampling", "canonical", consistency.statistic,
-         consistency.p_value, f"B = {consistency.n_resamples}"),
-        ("SKCE, block z-test (b = 2)", "canonical", block.statistic, block.p_value,
+         p(consistency), f"B = {consistency.n_resamples}"),
+        ("SKCE, block z-test (b = 2)", "canonical", block.statistic, p(block),
          f"z = {block.parameters['z']:.2f}"),
         ("SKCE, distribution-free bound", "canonical", tests["bound"].statistic,
-         tests["bound"].p_value, "Hoeffding bound, conservative"),
-        ("Hosmer–Lemeshow", notion, hl.statistic, hl.p_value,
+         p(tests["bound"]), "Hoeffding bound, conservative"),
+        ("Hosmer–Lemeshow", notion, hl.statistic, p(hl),
          f"df = {hl.parameters['degrees_of_freedom']}"),
     ]
-    rows += [(name, notion, tests[key].statistic, tests[key].p_value, detail(tests[key]))
+    rows += [(name, notion, tests[key].statistic, p(tests[key]), detail(tests[key]))
              for key, (name, detail) in _CURVE_TESTS.items() if key in tests]
     return pd.DataFrame(rows, columns=["test", "notion", "statistic", "p-value", "detail"])
 
@@ -644,7 +661,8 @@ def slice_lcb_points(query: AuditData, values: np.ndarray, rows: np.ndarray | No
     each lies in the slice ``piece``, beside the numeric column the slice is cut on (else the
     first numeric one, else the prediction)."""
     rows = np.arange(query.n) if rows is None else rows
-    frame = slice_frame(query, names).iloc[rows].reset_index(drop=True)
+    frame = with_prediction(slice_frame(query, names), query.probs).iloc[rows].reset_index(
+        drop=True)
     numeric = [c.feature for c in piece.conditions if c.low is not None and c.low != c.high]
     numeric += [n for n in names if pd.api.types.is_numeric_dtype(frame[n])]
     if numeric:

@@ -15,6 +15,9 @@
     calibration-atlas compare DATA --label COL (--models COL,COL | --model NAME=COL,... ...)
         [--features COL,...] [--groups COL,...] [--split COL] [--criteria C,...]
         [--fail-on worse] [--alpha A] [--resamples B] [--seed S] [--formats ...] [--out DIR]
+    calibration-atlas app [--port N] [--address A] [--sign-in]
+    calibration-atlas monitor DATA --time COL --prob COL --label COL [--group COL ...]
+        [--period month] [--alpha A] [--challenger COL] [--fail-on alarm] [--out DIR]
 
 ``audit`` and ``demo`` write ``DIR/report.html``, ``DIR/report.pdf`` (where Chromium exists),
 ``DIR/results.json``, ``DIR/figures/*`` and ``DIR/tables/*.csv`` (with ``--member``, the
@@ -23,7 +26,10 @@ Ensembles page's three credal-set tests (:func:`core.ensembles.compare_ensemble`
 ``DIR/credal.json``, ``DIR/credal.csv`` and ``DIR/credal-weights.csv``. ``compare`` compares
 a challenger with a champion on the same rows (:func:`core.compare.compare_audit`) and writes
 the Compare models page's sections (:mod:`core.report.comparison`); with ``--fail-on worse``
-it exits 1 when the challenger is significantly worse on a compared criterion or slice. The
+it exits 1 when the challenger is significantly worse on a compared criterion or slice.
+``app`` serves the dashboard of the installed package with Streamlit (:func:`app_command`).
+``monitor`` follows calibration over time with anytime-valid alarms
+(:mod:`core.report.monitor_command`). The
 audit is
 :func:`core.audit.run_audit` — the computation the app's pages show — and the report is
 :func:`core.report.build_report`. Exit status 0 on success; 2 on bad input, with the sentence
@@ -32,16 +38,20 @@ report fails (a full disk, a browser that crashes) — and 1 when ``--fail-on`` 
 that rejects at α (the report is written first), so a CI pipeline can gate a model on its
 audit.
 
-A folder of Parquet files, a Parquet file of more than :data:`STREAM_ROWS` rows, or any Parquet
-input with ``--stream`` is audited partition by partition
-(:func:`core.stream_audit.run_stream_audit`): the same report, progress per partition, and
-with ``--dask ADDRESS`` every partition is one task on the cluster.
+A folder of Parquet files, a Parquet file whose audit in memory would exceed the memory
+budget (``--memory GB``, default a quarter of this machine's memory, at most 2 GB:
+:mod:`core.kernels.memory`), or any Parquet input with ``--stream`` is audited batch by
+batch (:func:`core.stream_audit.run_stream_audit`): batches sized to the budget whatever the
+file's row groups, the same report, progress per batch, and with ``--dask ADDRESS`` every
+row group is one task on the cluster.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
+import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -54,7 +64,7 @@ import pandas as pd
 
 from core.audit import AuditResult, AuditSettings, default_bootstrap, run_audit
 from core.audit import settings_for as audit_settings_for
-from core.compare import CRITERIA, CompareSettings
+from core.compare import CRITERIA, CompareSettings, decide
 from core.data.audit_data import AuditData
 from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.data.mapping import ColumnMapping
@@ -72,18 +82,19 @@ from core.ensembles.summary import (
 )
 from core.kernels import engine
 from core.kernels.declared import connect, declare_cluster, declared_engines
+from core.kernels.memory import budget_bytes, default_budget, fits_in_memory
 from core.local.slice_discovery import ERROR_RATES
-from core.recalibration import RECALIBRATORS, compare
+from core.recalibration import RECALIBRATORS, compare, recommend
 from core.report import build_report, check_formats, write_report
 from core.report.comparison import build_comparison_report
 from core.report.export import ExportError, renderer
+from core.report.monitor_command import add_monitor_command, run_monitor
 from core.report.schema import credal_record, csv_text, indented_json, jsonable
+from core.stattests.result import p_text
 from core.stream_audit import SAMPLE_ROWS, run_stream_audit
 
 PROG = "calibration-atlas"
 DEFAULT_OUT = "calibration-atlas-report"
-#: A Parquet file of more rows than this is streamed partition by partition.
-STREAM_ROWS = 2_000_000
 #: Verdicts --fail-on can gate on.
 GATES = ("local", "slices", "any")
 BAR_WIDTH = 30
@@ -113,7 +124,7 @@ examples:
 
 writes DIR/report.html, DIR/report.pdf (when Chromium exists), DIR/results.json,
 DIR/figures/<figure>.<format> and DIR/tables/<table>.csv. A folder of Parquet files (or a
-Parquet file of more than 2,000,000 rows, or --stream) is read partition by partition.
+Parquet file too large for the --memory budget, or --stream) is read batch by batch.
 Exit status: 0 success, 2 bad input (the message names the column and rows), 1 the report
 could not be written or the --fail-on verdict rejects at alpha (the report is written
 first)."""
@@ -199,10 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``calibration-atlas`` argument parser with its ``audit`` and ``demo`` commands."""
     parser = argparse.ArgumentParser(
         prog=PROG, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="run 'calibration-atlas audit --help', 'calibration-atlas demo --help' or "
-               "'calibration-atlas credal --help' or 'calibration-atlas compare --help' for the "
+        epilog="run 'calibration-atlas audit --help', 'calibration-atlas demo --help', "
+               "'calibration-atlas credal --help', 'calibration-atlas compare --help', "
+               "'calibration-atlas monitor --help' or 'calibration-atlas app --help' for the "
                "options and examples of each command.")
-    commands = parser.add_subparsers(dest="command", metavar="{audit,demo,credal,compare}",
+    commands = parser.add_subparsers(dest="command",
+                                     metavar="{audit,demo,credal,compare,monitor,app}",
                                      required=True)
 
     audit = commands.add_parser(
@@ -249,10 +262,16 @@ def build_parser() -> argparse.ArgumentParser:
                             "seeded one is made) for the report's recalibration section; "
                             f"choices: {', '.join(RECALIBRATORS)}; "
                             "example: --recalibrate temperature,isotonic,lore")
+    audit.add_argument("--memory", metavar="GB", type=memory_budget, default=None,
+                       help="memory the audit may use, in GB (default: a quarter of this "
+                            "machine's memory, at most 2): a Parquet table whose audit in "
+                            "memory would need more is streamed, in batches sized to it; "
+                            "example: --memory 1.5")
     audit.add_argument("--stream", action="store_true",
-                       help="read the table partition by partition (Parquet row groups), "
-                            "for tables larger than memory; automatic for a folder and for a "
-                            f"Parquet file of more than {STREAM_ROWS:,} rows. Sums over rows "
+                       help="read the table batch by batch (batches sized to --memory, "
+                            "whatever the Parquet row groups), for tables larger than memory; "
+                            "automatic for a folder and for a Parquet file too large for the "
+                            "--memory budget. Sums over rows "
                             "are exact, the kernel tests use random features, the rest runs "
                             "on a seeded sample; with --dask, every partition is one task on "
                             "the cluster; example: --stream")
@@ -297,6 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_command(commands)
     for command in (audit, demo, commands.choices["credal"], commands.choices["compare"]):
         add_engine_options(command)
+    add_monitor_command(commands, add_output_options)  # core/report/monitor_command.py
+    add_app_command(commands)
     return parser
 
 
@@ -514,19 +535,22 @@ def failed_verdicts(result: AuditResult, fail_on: str | None) -> list[str]:
     alpha = result.settings.alpha
     failed = []
     consistency = result.reliability.tests["consistency"].p_value
+    tests_b = result.reliability.tests["consistency"].n_resamples
     if fail_on == "any" and consistency <= alpha:
         failed.append(f"global: the SKCE consistency test rejects calibration "
-                      f"(p = {consistency:.4g})")
+                      f"({p_text(consistency, tests_b)})")
     local = result.klce_grid.aggregated.p_value
     if fail_on in ("local", "any") and local <= alpha:
         failed.append(f"local: the aggregated KLCE test rejects local calibration "
-                      f"(p = {local:.4g})")
+                      f"({p_text(local, result.klce_grid.n_resamples)})")
     if fail_on in ("slices", "any") and result.slices.rejects():
         found = result.slices.findings
         first = found.iloc[0]
+        floor_b = result.slices.n_resamples if result.slices.error_rate == "fwer" else 0
         failed.append(f"slices: {len(found):,} miscalibrated slice finding(s), the first "
-                      f"{first['slice']} (gap {first['gap']:+.3f}, adjusted p = "
-                      f"{first['p_adjusted']:.4g}, {result.slices.error_rate.upper()})")
+                      f"{first['slice']} (gap {first['gap']:+.3f}, adjusted "
+                      f"{p_text(first['p_adjusted'], floor_b)}, "
+                      f"{result.slices.error_rate.upper()})")
     return failed
 
 
@@ -597,6 +621,9 @@ def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: 
                   f"{audit.n:,} rows.",)
     for note in notes:
         stream.write(f"note: {note}\n")
+    if comparison is not None:
+        choice = recommend(comparison, settings.alpha)
+        stream.write(f"Recalibration: {choice.reason}\nRule: {choice.rule}\n")
     steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
     stream.write(
         f"Audited {result.rows:,} rows ({result.part}) of {result.dataset}: wrote "
@@ -610,18 +637,30 @@ def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: 
 
 
 def should_stream(options: argparse.Namespace) -> bool:
-    """Whether ``audit`` reads its table partition by partition: asked (``--stream``), a
-    folder, or a Parquet file of more than :data:`STREAM_ROWS` rows."""
+    """Whether ``audit`` reads its table batch by batch: asked (``--stream``), a folder, or a
+    Parquet file whose audit in memory would exceed the ``--memory`` budget
+    (:func:`core.kernels.memory.fits_in_memory`)."""
     if getattr(options, "stream", False) or options.data.is_dir():
         return True
     if options.data.suffix.lower() in (".parquet", ".pq") and options.data.is_file():
         import pyarrow.parquet as pq
 
         try:
-            return pq.ParquetFile(options.data).metadata.num_rows > STREAM_ROWS
+            rows = pq.ParquetFile(options.data).metadata.num_rows
         except Exception:  # noqa: BLE001 — an unreadable file gets read_table's sentence
             return False
+        budget = getattr(options, "memory", None)
+        return not fits_in_memory(rows, default_budget() if budget is None else budget)
     return False
+
+
+def memory_budget(text: str) -> int:
+    """``--memory GB`` in bytes, or argparse's error with the sentence of
+    :func:`core.kernels.memory.budget_bytes`."""
+    try:
+        return budget_bytes(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def mapping_of(options: argparse.Namespace) -> ColumnMapping:
@@ -644,10 +683,12 @@ def run_streamed(options: argparse.Namespace, methods: Sequence[str], stream: Te
     bar = ProgressBar(stream, "audit ", every_message=True)
     try:
         streamed = run_stream_audit(source, mapping_of(options), settings, progress=bar,
-                                    sample_rows=options.sample_rows)
+                                    sample_rows=options.sample_rows,
+                                    memory=getattr(options, "memory", None))
     finally:
         bar.close()
     info = streamed.result.stream
+    stream.write(f"Read in {info.batching}.\n")
     stream.write("Passes: " + ", ".join(f"{name} {seconds:.1f} s"
                                         for name, seconds in info.passes) + ".\n")
     stream.write(f"Peak memory of this process: {peak_memory_mib():,.0f} MiB.\n")
@@ -731,7 +772,8 @@ def run_credal(options: argparse.Namespace, stream: TextIO) -> int:
     table = comparison.table()
     for row in table.itertuples():
         stream.write(f"{row.test}: {row.estimator} = {row.statistic:.4g}, "
-                     f"p = {row.p_value:.4f} ({row.verdict} at alpha = {settings.alpha})\n")
+                     f"{p_text(row.p_value, settings.n_resamples)} ({row.verdict} at alpha = "
+                     f"{settings.alpha})\n")
     sample = "" if tested.size == data.n else f" (a seeded sample of {tested.size:,} rows)"
     stream.write(f"Tested {data.n:,} rows of {data.name}{sample}: wrote {len(paths)} files "
                  f"to {options.out} in {time.perf_counter() - start:.1f} s.\n")
@@ -814,6 +856,8 @@ def run_compare(options: argparse.Namespace, stream: TextIO) -> int:
     for row in result.table.itertuples():
         stream.write(f"{row.name}: B - A = {row.difference:+.4g} [{row.ci_low:+.4g}, "
                      f"{row.ci_high:+.4g}], p = {row.p_value:.4g}\n")
+    decision = decide(result)
+    stream.write(decision.headline + "\n" + "".join(f"  - {r}\n" for r in decision.reasons))
     stream.write(result.verdict + "\n")
     for note in report.notes:
         stream.write(f"note: {note}\n")
@@ -828,6 +872,110 @@ def run_compare(options: argparse.Namespace, stream: TextIO) -> int:
                      f"({', '.join(where)}); exit status 1 (--fail-on worse).\n")
         return 1
     return 0
+
+
+APP_EPILOG = """\
+examples:
+  calibration-atlas app                                  # http://localhost:8501, this machine only
+  calibration-atlas app --port 8600
+  calibration-atlas app --address 0.0.0.0 --sign-in      # the team's server, sign-in required
+
+serves the dashboard of the installed package with Streamlit, on the demo data until a table
+is uploaded. --sign-in refuses every visitor until [auth] is configured in
+.streamlit/secrets.toml of the folder the command runs in (see the documentation's "Serving to
+a team"); the operator file (CALIBRATION_ATLAS_CONFIG) and CALIBRATION_ATLAS_* variables apply
+as with 'make serve'. Streamlit's own options can be set by STREAMLIT_* variables. Stop it with
+Ctrl-C."""
+
+
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port, 1–65535."""
+    value = whole_number(1)(text)
+    if value > 65_535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (1 to 65535)")
+    return value
+
+
+def add_app_command(commands) -> None:
+    app = commands.add_parser(
+        "app", help="serve the dashboard in the browser (Streamlit)",
+        description="Serve the Calibration Atlas dashboard from the installed package.",
+        epilog=APP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    app.add_argument("--port", metavar="N", type=port_number, default=8501,
+                     help="port to listen on (default 8501); example: --port 8600")
+    app.add_argument("--address", metavar="A", default="localhost",
+                     help="interface to listen on: localhost (default: this machine only), "
+                          "0.0.0.0 for every interface, or one address; "
+                          "example: --address 0.0.0.0")
+    app.add_argument("--sign-in", action="store_true",
+                     help="require every visitor to sign in (OpenID Connect, configured in "
+                          ".streamlit/secrets.toml's [auth]); example: --sign-in")
+
+
+def app_script() -> Path:
+    """The dashboard's entry script, ``dashboard/app.py``, of the installed package.
+
+    Found without importing ``dashboard`` (the command line sits below the app): its pages,
+    assets and Streamlit defaults (``dashboard/.streamlit/config.toml``, read by Streamlit as the
+    script's own configuration) come with it.
+
+    Returns
+    -------
+    pathlib.Path
+
+    Raises
+    ------
+    ValueError
+        When the ``dashboard`` package is not installed beside ``core``.
+    """
+    spec = importlib.util.find_spec("dashboard")
+    locations = list(spec.submodule_search_locations or ()) if spec else []
+    for location in locations:
+        script = Path(location) / "app.py"
+        if script.is_file():
+            return script
+    raise ValueError("the dashboard is not installed beside the library (no dashboard/app.py "
+                     "found); reinstall the package: pip install calibration-atlas")
+
+
+def app_command(options: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+    """The Streamlit command that serves the dashboard, and its environment.
+
+    ``python -m streamlit run dashboard/app.py --server.port N --server.address A``, with the
+    interpreter running this command (so the same environment's Streamlit and packages), and
+    ``CALIBRATION_ATLAS_SIGN_IN=1`` added to the environment with ``--sign-in``.
+
+    Parameters
+    ----------
+    options : argparse.Namespace
+        The parsed ``app`` command: ``port``, ``address`` and ``sign_in``.
+
+    Returns
+    -------
+    argv : list of str
+        The program and its arguments.
+    environment : dict of str to str
+        The environment to run it in.
+    """
+    argv = [sys.executable, "-m", "streamlit", "run", str(app_script()),
+            "--server.port", str(options.port), "--server.address", options.address]
+    environment = dict(os.environ)
+    if options.sign_in:
+        environment["CALIBRATION_ATLAS_SIGN_IN"] = "1"
+    return argv, environment
+
+
+def serve_app(options: argparse.Namespace, stream: TextIO) -> int:
+    """Replace this process by Streamlit serving the dashboard (:func:`app_command`)."""
+    if importlib.util.find_spec("streamlit") is None:
+        raise ValueError("Streamlit is not installed in this environment; install the package "
+                         "with its dependencies: pip install calibration-atlas")
+    argv, environment = app_command(options)
+    stream.write(f"{PROG}: serving the dashboard on http://{options.address}:{options.port}"
+                 f"{' (sign-in required)' if options.sign_in else ''}; Ctrl-C stops it.\n")
+    stream.flush()
+    os.execve(argv[0], argv, environment)  # signals reach Streamlit itself; does not return
+    return 0  # pragma: no cover
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -845,7 +993,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     options = parser.parse_args(argv)  # exits 2 with a usage message on unknown options
     stream = sys.stderr
+    if options.command == "app":
+        try:
+            return serve_app(options, stream)
+        except (ValueError, OSError) as error:
+            stream.write(f"{PROG}: error: {error}\n")
+            return 2
     try:
+        if options.command == "monitor":
+            return run_monitor(options, stream)
         with compute_engine(options, stream):
             streamed = options.command == "audit" and should_stream(options)
             if options.command == "compare" or streamed:
@@ -863,7 +1019,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     if options.members:
                         raise ValueError(
                             "--member cannot be used with a streamed table (a folder, a "
-                            f"Parquet file of more than {STREAM_ROWS:,} rows or --stream): "
+                            "Parquet file too large for the --memory budget or --stream): "
                             "the credal-set tests refit weights on the rows in memory; run "
                             "'calibration-atlas credal' on a sample of the table instead.")
                     return run_streamed(options, methods, stream)

@@ -2,8 +2,12 @@
 machine's threads or a Dask cluster, into the same :class:`~core.audit.AuditResult` as
 :func:`core.audit.run_audit`.
 
-No pass holds more than a partition's rows (:mod:`core.data.stream`); each returns sums, and
-the partitions' sums add up (:func:`core.kernels.engine.map_partitions`):
+No pass holds more than a few batches of rows (:mod:`core.data.stream`): the table's row
+groups or partitions are cut into batches whose size the memory plan gives
+(:func:`core.kernels.memory.batch_plan`: the rows a batch's arrays allow within the budget),
+whatever the file's layout. Each pass returns sums, and the batches' sums add up
+(:func:`core.kernels.engine.map_partitions`); every draw and chunk is keyed to row numbers,
+so the batch boundaries change no number:
 
 1. **schema** — the label values, categorical levels and split counts (which rows each
    partition audits);
@@ -26,7 +30,7 @@ the partitions' sums add up (:func:`core.kernels.engine.map_partitions`):
 
 What is not a sum over rows — the smooth ECE, ICI, the calibration slope and Cox's test,
 the CORP decompositions, the cumulative differences and their tests, the SKCE block test,
-LCB and the LCE, and the slice findings' max-|T| null (B consistency resamples of each row) —
+LCB and the LCE, and the slice findings' max-``|T|`` null (B consistency resamples of each row) —
 is computed by the in-memory functions on a seeded sample of
 :data:`SAMPLE_ROWS` rows of the table, drawn by row number (so it is the same sample
 wherever the partitions are read), and the result says which numbers came from it
@@ -82,6 +86,7 @@ from core.kernels import engine
 from core.kernels.computation import Plan
 from core.kernels.computation import plan as computation_plan
 from core.kernels.computation import summary as computation_summary
+from core.kernels.memory import MemoryPlan, batch_plan, default_budget
 from core.kernels.resampling import row_sample
 from core.kernels.rff import (
     CHUNK_ROWS,
@@ -93,7 +98,12 @@ from core.kernels.rff import (
 )
 from core.kernels.spec import KernelSpec, one_vs_rest, product_points
 from core.kernels.tiles import MEDIAN_SAMPLE, Standardizer, median_heuristic
-from core.local.slice_discovery import SliceDiscovery, slice_targets
+from core.local.slice_discovery import (
+    SliceDiscovery,
+    prediction_column_name,
+    prediction_values,
+    slice_targets,
+)
 from core.local.slice_discovery import resolve_notion as slice_notion_of
 from core.local.slice_streamed import (
     CellSums,
@@ -185,6 +195,8 @@ class Spec:
         kind, first, width = self.slice_sources[j]
         if kind == "group":
             return chunk.groups[self.slice_columns[j].name]
+        if kind == "prediction":
+            return prediction_values(chunk.probs)
         if self.slice_columns[j].kind == "numeric":
             return chunk.X[:, first]
         block = chunk.X[:, first:first + width]
@@ -319,7 +331,7 @@ class SumsTask:
         return {"rows": row_sums, "notion": notion, "groups": groups,
                 "spiegelhalter": spiegelhalter, "moments": moments(rows.X[:, spec.feature_index]),
                 "order": order, "sample": sample, "median": median, "tallies": tallies,
-                "digests": [chunk_digest(chunk)], "notes": chunk.notes}
+                "digest": chunk_digest(chunk), "notes": chunk.notes}
 
 
 def moments(X: np.ndarray) -> tuple:
@@ -378,7 +390,8 @@ def merge_sums(total: dict, part: dict) -> dict:
     total["sample"] = concatenate([total["sample"], part["sample"]])
     total["median"] = (np.concatenate([total["median"][0], part["median"][0]]),
                        concatenate([total["median"][1], part["median"][1]]))
-    total["digests"] = total["digests"] + part["digests"]
+    with np.errstate(over="ignore"):  # the digests add mod 2⁶⁴
+        total["digest"] = total["digest"] + part["digest"]
     return total
 
 
@@ -401,9 +414,43 @@ class KernelSetup:
 
 
 @dataclass(frozen=True)
+class Fragment:
+    """Audited rows ``start …`` of one random-feature chunk that a batch boundary cut: what
+    the chunk's sums need, kept until the rest of the chunk's rows arrive (:func:`join`)."""
+
+    start: int
+    coordinates: np.ndarray
+    p: np.ndarray
+    residual: np.ndarray
+    Z: np.ndarray
+    R: np.ndarray
+
+    @property
+    def stop(self) -> int:
+        return self.start + int(self.p.shape[0])
+
+    def complete(self, n: int) -> bool:
+        """Whether these are all the rows of their chunk (``n`` audited rows in all)."""
+        return self.start % CHUNK_ROWS == 0 and (self.stop % CHUNK_ROWS == 0 or self.stop == n)
+
+    def then(self, other: Fragment) -> Fragment:
+        """These rows followed by ``other``'s (the next ones)."""
+        return Fragment(self.start, *(np.concatenate([a, b]) for a, b in zip(
+            (self.coordinates, self.p, self.residual, self.Z, self.R),
+            (other.coordinates, other.p, other.residual, other.Z, other.R), strict=True)))
+
+
+@dataclass(frozen=True)
 class KernelTask:
     """Pass 3: the random-feature sums of the KLCE grid, the SKCE test and the SKCE value,
-    with the order statistics' next round."""
+    with the order statistics' next round.
+
+    The sums are accumulated chunk by chunk, the chunks at multiples of
+    :data:`~core.kernels.rff.CHUNK_ROWS` among the audited rows, as in memory. A chunk that
+    a batch boundary cuts is not summed in pieces (the float32 chunk products would round
+    otherwise): its rows travel with the result as :class:`Fragment` and
+    :class:`KernelMerge` sums the chunk once the neighbouring batch brings the rest, so the
+    sums are the same whatever the batches."""
 
     spec: Spec
     setup: KernelSetup
@@ -419,33 +466,65 @@ class KernelTask:
             X = setup.standardizer.transform(X)
         coordinates = product_points(p, X, 1.0, 1.0)
         Z, R = prediction_residuals(rows.probs, rows.y)
-        grid = FourierAccumulator(setup.grid_map, setup.grid_bandwidths)
-        test = FourierAccumulator(setup.skce_map, np.ones((1, Z.shape[1])))
-        value = SkceFourierSums(setup.value_map, R.shape[1], setup.value_resamples,
-                                spec.settings.seed)
-        grid_columns = bernoulli_columns(p, outcome - p, setup.grid_plan.n_resamples,
-                                         spec.settings.seed, offset=start)
-        test_columns = consistency_columns(Z, R, setup.skce_plan.n_resamples,
-                                           spec.settings.seed, offset=start)
+        result = self.empty()
         # chunks at multiples of CHUNK_ROWS among the audited rows, as in memory
         edges = sorted({0, rows.rows, *range(-start % CHUNK_ROWS, rows.rows, CHUNK_ROWS)})
         for a, b in zip(edges[:-1], edges[1:], strict=True):
-            piece = slice(a, b)
-            grid.add(coordinates[piece], grid_columns(piece))
-            test.add(Z[piece] / setup.skce_sigma, test_columns(piece))
-            value.add(Z[piece] / setup.skce_sigma, R[piece], start + a)
-        order = {key: OrderStatistics.part(self.request, key, spec.order_vectors(rows, key))
-                 for key in self.request}
-        return {"grid": grid, "test": test, "value": value, "order": order}
+            piece = Fragment(start + a, coordinates[a:b], p[a:b], outcome[a:b] - p[a:b],
+                             Z[a:b], R[a:b])
+            if piece.complete(spec.n_audited):
+                self.add(result, piece)
+            else:
+                result["fragments"].append(piece)
+        result["order"] = {key: OrderStatistics.part(self.request, key,
+                                                     spec.order_vectors(rows, key))
+                           for key in self.request}
+        return result
+
+    def empty(self) -> dict:
+        """Sums of no rows."""
+        setup = self.setup
+        m = int(setup.skce_map.weights.shape[0])
+        return {"grid": FourierAccumulator(setup.grid_map, setup.grid_bandwidths),
+                "test": FourierAccumulator(setup.skce_map, np.ones((1, m))),
+                "value": SkceFourierSums(setup.value_map, m,
+                                         setup.value_resamples, self.spec.settings.seed),
+                "fragments": [], "order": {}}
+
+    def add(self, sums: dict, piece: Fragment) -> None:
+        """A whole chunk's rows added to the three random-feature sums."""
+        setup, seed = self.setup, self.spec.settings.seed
+        rows = slice(0, int(piece.p.shape[0]))
+        grid_columns = bernoulli_columns(piece.p, piece.residual, setup.grid_plan.n_resamples,
+                                         seed, offset=piece.start)
+        test_columns = consistency_columns(piece.Z, piece.R, setup.skce_plan.n_resamples, seed,
+                                           offset=piece.start)
+        sums["grid"].add(piece.coordinates, grid_columns(rows))
+        sums["test"].add(piece.Z / setup.skce_sigma, test_columns(rows))
+        sums["value"].add(piece.Z / setup.skce_sigma, piece.R, piece.start)
 
 
-def merge_kernel(total: dict, part: dict) -> dict:
-    """Pass 3's sums of a partition added to those of the partitions before it."""
-    total["grid"].merge(part["grid"])
-    total["test"].merge(part["test"])
-    total["value"] = total["value"] + part["value"]
-    total["order"] = merge_parts([total["order"], part["order"]])
-    return total
+@dataclass(frozen=True)
+class KernelMerge:
+    """Pass 3's sums of a batch added to those of the batches before it; a chunk cut by
+    their boundary is summed once its rows meet (:class:`KernelTask`)."""
+
+    task: KernelTask
+
+    def __call__(self, total: dict, part: dict) -> dict:
+        total["grid"].merge(part["grid"])
+        total["test"].merge(part["test"])
+        total["value"] = total["value"] + part["value"]
+        total["order"] = merge_parts([total["order"], part["order"]])
+        left, right = total["fragments"], list(part["fragments"])
+        if left and right and left[-1].stop == right[0].start:
+            joined = left.pop().then(right.pop(0))
+            if joined.complete(self.task.spec.n_audited):
+                self.task.add(total, joined)
+            else:
+                left.append(joined)
+        total["fragments"] = left + right
+        return total
 
 
 def merge_orders(total: dict, part: dict) -> dict:
@@ -559,9 +638,20 @@ def audited_model(mapping: ColumnMapping, model: str | None) -> ColumnMapping:
     return dataclasses.replace(mapping, probs=tuple(sets[model]), model=model, models=())
 
 
+def memory_plan(settings: AuditSettings, budget: int | None = None) -> MemoryPlan:
+    """The batches of a streamed audit at ``settings`` within ``budget`` bytes (default:
+    :func:`core.kernels.memory.default_budget`), on the current engine's workers
+    (:func:`core.kernels.memory.batch_plan`)."""
+    workers = max(1, engine.default_workers())
+    return batch_plan(default_budget() if budget is None else int(budget), workers,
+                      engine.in_flight(workers), settings.n_bootstrap, settings.n_bins,
+                      max(settings.grid_resamples, settings.test_resamples), DEFAULT_FEATURES)
+
+
 def run_stream_audit(source: TableSource, mapping: ColumnMapping,
                      settings: AuditSettings | None = None, progress: Progress | None = None,
-                     sample_rows: int = SAMPLE_ROWS, model: str | None = None
+                     sample_rows: int = SAMPLE_ROWS, model: str | None = None,
+                     memory: int | None = None, batch_rows: int | None = None
                      ) -> StreamedAudit:
     """Audit a table read partition by partition (module doc) at ``settings``.
 
@@ -580,12 +670,30 @@ def run_stream_audit(source: TableSource, mapping: ColumnMapping,
     model : str, optional
         Which of the mapping's prediction sets to audit (``mapping.model_names``; default the
         one in ``probs``); only its columns are read.
+    memory : int, optional
+        The memory budget in bytes that the batches are sized to
+        (:func:`memory_plan`; default a share of this machine's memory).
+    batch_rows : int, optional
+        Rows of a batch, overriding the plan's (the results do not depend on it).
 
     Returns
     -------
     StreamedAudit
+
+    Raises
+    ------
+    DataError
+        A bad row or column, named by its row in the table.
+    ValueError
+        A setting a streamed audit cannot run, or a budget too small for one batch.
     """
     settings = settings or AuditSettings()
+    plan = memory_plan(settings, memory)
+    if batch_rows is not None:
+        plan = dataclasses.replace(plan, batch_rows=int(batch_rows), target=0)
+    # threads read the table's rows in order, cut at multiples of the batch; a cluster
+    # reads each row group (frame partition) as one task, cut from its own first row
+    source = source.batched(plan.batch_rows, across_units=engine.current().name != "dask")
     several = len(mapping.model_names) > 1
     mapping = audited_model(mapping, model)
     passes: list[tuple[str, float]] = []
@@ -611,13 +719,16 @@ def run_stream_audit(source: TableSource, mapping: ColumnMapping,
                               codings, lambda f, m: report(0.9 + 0.1 * f, m))
     passes.append(("Sample sections", time.perf_counter() - begun))
     report(1.0, "Audit complete")
-    notes = result.notes
+    stream = dataclasses.replace(result.stream, passes=tuple(passes),
+                                 batch_rows=plan.batch_rows, memory_target=plan.target,
+                                 memory_budget=plan.budget,
+                                 batching=plan.describe() if plan.target else
+                                 f"batches of {plan.batch_rows:,} rows (as asked)")
+    notes = (stream.describe(), *result.notes[1:])  # the first: how the rows were read
     if several:
         notes = (f"Audited model: '{mapping.model}' (columns {quote_list(list(mapping.probs))}); "
                  "the table's other prediction sets were not read.", *notes)
-    return StreamedAudit(dataclasses.replace(
-        result, notes=notes, stream=dataclasses.replace(result.stream, passes=tuple(passes))),
-        sample)
+    return StreamedAudit(dataclasses.replace(result, notes=notes, stream=stream), sample)
 
 
 def slice_edges_pending(spec: Spec, order: OrderStatistics) -> bool:
@@ -637,9 +748,9 @@ def _runner(source: TableSource, progress: Progress | None, passes: list):
 
         def tick(done: int, total: int) -> None:
             report(low + (high - low) * done / max(total, 1),
-                   f"{name}: {done:,} of {total:,} partitions")
+                   f"{name}: {done:,} of {total:,} batches")
 
-        report(low, f"{name}: 0 of {len(source.partitions):,} partitions")
+        report(low, f"{name}: 0 of {len(source.partitions):,} batches")
         result = engine.map_partitions(task, source, columns, reduce, tick)
         passes.append((name, time.perf_counter() - begun))
         return result
@@ -667,10 +778,13 @@ def kernel_passes(source: TableSource, mapping: ColumnMapping, settings: AuditSe
                0.3)
     order = start_order(spec, sums)
     setup = kernel_setup(spec, sums)
+    task = KernelTask(spec, setup, order.request())
     kernel = run(f"Random features ({setup.grid_plan.label} × "
                  f"{len(setup.grid_bandwidths)} bandwidth pairs, B = "
-                 f"{setup.grid_plan.n_resamples})", KernelTask(spec, setup, order.request()),
-                 decode_columns(mapping), merge_kernel, 0.3, 0.75)
+                 f"{setup.grid_plan.n_resamples})", task, decode_columns(mapping),
+                 KernelMerge(task), 0.3, 0.75)
+    for piece in kernel.pop("fragments"):  # none: the last chunk ends at the last row
+        task.add(kernel, piece)
     order.update(kernel["order"])
     return spec, sums, setup, kernel, order
 
@@ -741,7 +855,9 @@ def make_spec(schema: StreamSchema, settings: AuditSettings, sample_rows: int) -
 def slice_columns_of(schema: StreamSchema, features: tuple[str, ...]
                      ) -> tuple[tuple[SliceColumn, ...], tuple[tuple[str, int, int], ...]]:
     """The columns slices are cut on (:func:`core.audit.slice_names`: the audit features, then
-    the group attributes that are not among them) and where each lies in a chunk."""
+    the group attributes that are not among them, then the prediction's quantile ranges as
+    :func:`core.local.slice_discovery.discover_slices` adds them) and where each lies in a
+    chunk."""
     offsets, at = {}, 0
     for column in schema.mapping.features:
         width = len(schema.levels[column]) if column in schema.categorical else 1
@@ -758,6 +874,8 @@ def slice_columns_of(schema: StreamSchema, features: tuple[str, ...]
         if name not in features:
             columns.append(SliceColumn(name, "categorical", schema.levels[name]))
             sources.append(("group", 0, 0))
+    columns.append(SliceColumn(prediction_column_name(c.name for c in columns), "numeric", ()))
+    sources.append(("prediction", 0, 0))
     return tuple(columns), tuple(sources)
 
 
@@ -886,7 +1004,7 @@ def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: K
     settings, schema, n = spec.settings, spec.schema, spec.n_audited
     notion, series, n_bins = spec.notion, spec.series, settings.n_bins
     notes = merge_notes(list(schema.notes) + list(sums["notes"]))
-    fingerprint = stream_fingerprint(sums["digests"], schema)
+    fingerprint = stream_fingerprint(sums["digest"], schema)
     sample = audit_data(sums["sample"], schema, source.name, notes)  # its own fingerprint
     part = sample.split_part(spec.part) if spec.part else sample
     binned = quantiles["binned"]
@@ -972,7 +1090,7 @@ def slice_family(spec: Spec, quantiles: dict, codings: tuple[RawCoding, ...]
 def stream_slices(spec: Spec, sums: dict, quantiles: dict, codings: tuple[RawCoding, ...],
                   progress: Callable[[float], None] | None = None) -> SliceDiscovery:
     """The findings of a streamed audit: every slice's sums over all audited rows, the
-    max-|T| null from the seeded sample's audited rows
+    max-``|T|`` null from the seeded sample's audited rows
     (:func:`core.local.slice_streamed.streamed_discovery`)."""
     settings = spec.settings
     rows = sums["sample"]
@@ -999,7 +1117,8 @@ def skce_row(value: SkceFourierSums, setup: KernelSetup, settings: AuditSettings
     ran = {"computation": setup.value_plan.label,
            "computation_reason": setup.value_plan.reason}
     return pd.DataFrame([{
-        "metric": SKCE_ROW, "value": float(draws[0]), "ci_low": low, "ci_high": high,
+        "metric": SKCE_ROW, "value": float(draws[0]), "estimate": float(draws[0]),
+        "ci_low": float(np.clip(low, 0.0, None)), "ci_high": float(np.clip(high, 0.0, None)),
         "notion": "canonical",
         "description": "Squared kernel calibration error of the whole probability vector, "
                        "Gaussian kernel with median-heuristic bandwidth (Widmann et al. 2019); "

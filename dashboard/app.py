@@ -1,6 +1,8 @@
 """Calibration Atlas — entry point: page navigation and the active-dataset sidebar.
 
-Run with ``make run`` (or ``streamlit run dashboard/app.py``).
+Run with ``calibration-atlas app`` (``make run`` in a checkout), or
+``streamlit run dashboard/app.py``; its Streamlit defaults are
+``dashboard/.streamlit/config.toml``, read as the script's own config.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 
 st.set_page_config(
     page_title="Calibration Atlas",
-    page_icon=str(HERE.parent / "assets" / "logo.png"),
+    page_icon=str(HERE / "assets" / "logo.png"),
     layout="wide",
 )
 
@@ -37,6 +39,7 @@ PAGES = [
             icon=":material/compare_arrows:"),
     st.Page(HERE / "views" / "ensembles.py", title="Ensembles", icon=":material/stacks:"),
     st.Page(HERE / "views" / "estimators.py", title="Estimators", icon=":material/tune:"),
+    st.Page(HERE / "views" / "over_time.py", title="Over time", icon=":material/timeline:"),
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
 ]
 
@@ -73,7 +76,7 @@ def draw(navigation) -> None:
         report_fallback()
 
 
-st.logo(str(HERE.parent / "assets" / "logo.png"))
+st.logo(str(HERE / "assets" / "logo.png"))
 try:
     gate()  # with sign-in configured, a visitor who has not signed in sees only the sign-in
     ensure_active()  # a new session: the stored table its URL names, with its settings

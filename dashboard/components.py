@@ -17,6 +17,7 @@ from core.report.export import (
     export_figure,
     static_unavailable_reason,
 )
+from core.stattests.result import p_text
 from dashboard.state import (
     export_file,
     forget_table,
@@ -45,6 +46,13 @@ def dataset_card(audit: AuditData, source: str) -> None:
         parts = {p: int((audit.split == p).sum()) for p in ("train", "calibration", "test")}
         lines.append("split: " + ", ".join(f"{k} {v:,}" for k, v in parts.items() if v))
     st.caption("  \n".join(lines))
+    leakage = [note for note in audit.report if note.topic == "leakage"]
+    if leakage:
+        st.warning(f"The reference model behind this table learned from column"
+                   f"{'s' if len(leakage) != 1 else ''} that may hold the outcome "
+                   f"({len(leakage)} warning{'s' if len(leakage) != 1 else ''} in the Data "
+                   "page's validation report): every result here may look better than the "
+                   "truth.", icon=":material/warning:")
 
 
 def stored_table_panel(key: str = "forget_table") -> None:
@@ -87,7 +95,8 @@ def validation_report(notes: tuple[ValidationNote, ...] | list[ValidationNote]) 
         return
     for note in notes:
         if note.level == "warning":
-            st.warning(note.message, icon=":material/build:")
+            icon = ":material/warning:" if note.topic == "leakage" else ":material/build:"
+            st.warning(note.message, icon=icon)
         else:
             st.info(note.message, icon=":material/info:")
 
@@ -103,9 +112,11 @@ def analysis_part(audit: AuditData, key: str) -> tuple[AuditData, str]:
     return (audit if part == "all rows" else audit.split_part(part)), part
 
 
-def verdict(p_value: float, alpha: float, reject: str, accept: str, notion: str) -> None:
-    """A plain-language reading of a test at level α."""
-    text = f"at α = {alpha:g} (p = {p_value:.4f}, notion: {notion})."
+def verdict(p_value: float, alpha: float, reject: str, accept: str, notion: str,
+            n_resamples: int = 0) -> None:
+    """A plain-language reading of a test at level α (its p-value as
+    :func:`core.stattests.result.p_text` writes it: ``p ≤ 1/(B+1)`` at the floor)."""
+    text = f"at α = {alpha:g} ({p_text(p_value, n_resamples)}, notion: {notion})."
     if p_value <= alpha:
         st.error(f"{reject} {text}", icon=":material/warning:")
     else:

@@ -11,6 +11,7 @@ restart.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 from collections.abc import Iterator, MutableMapping
 from dataclasses import replace
@@ -55,17 +56,19 @@ def ensure_active() -> None:
 
 
 def set_active(audit: AuditData, source: str, session: MutableMapping | None = None,
-               recipe: Recipe | None = None) -> None:
+               recipe: Recipe | None = None,
+               notes: tuple[ValidationNote, ...] = ()) -> None:
     """Make ``audit`` the active dataset; ``source`` says where it came from (the sidebar shows
     it). ``session`` defaults to this session's state (tests pass an AppTest's; nothing is
     stored then). In a session, the dataset is stored (:func:`store_table`) from ``recipe``
     — how to rebuild it — or, without one, from its own columns
-    (:func:`dashboard.workspace.table_of`)."""
+    (:func:`dashboard.workspace.table_of`) with ``notes``, what was said before validation
+    (a reference model's warnings), which a rebuilt table's report opens with again."""
     state = st.session_state if session is None else session
     state[_AUDIT] = audit
     state[_SOURCE] = source
     if session is None:
-        store_table(recipe or Recipe.derived(*table_of(audit), audit.name, source))
+        store_table(recipe or Recipe.derived(*table_of(audit), audit.name, source, notes))
 
 
 # --------------------------------------------------------------------------- stored tables
@@ -89,12 +92,18 @@ def stored_token() -> str | None:
 def store_table(recipe: Recipe) -> None:
     """Write the active dataset's recipe and the saved settings to the store, under this
     session's token (a new one on first use), and put the token into the page's URL."""
+    _store("table", lambda store: store.save(recipe, _saved(), stored_token()))
+
+
+def _store(what: str, write) -> None:
+    """Run ``write(store)``, which returns the session's token, and put the token into the
+    page's URL; a store that cannot be written leaves a notice about ``what`` instead."""
     try:
-        token = table_store().save(recipe, _saved(), stored_token())
+        token = write(table_store())
     except OSError as error:
         st.session_state[_NOTICE] = (
-            f"This table could not be stored on the server ({error.strerror or error}); it "
-            "stays active in this tab, but a reload will not bring it back.")
+            f"This {what} could not be stored on the server ({error.strerror or error}); it "
+            "stays in this tab, but a reload will not bring it back.")
         return
     st.session_state[_TOKEN] = token
     st.query_params[QUERY_KEY] = token
@@ -108,30 +117,37 @@ def restore_table() -> bool:
         return False
     stored = table_store().load(token)
     audit = None
-    if stored is not None:
+    if stored is not None and stored.recipe is not None:
         try:
             audit = rebuild(stored.recipe)
         except (DataError, ValueError, OSError):
             audit = None
-    if audit is None:
+    if stored is None or (audit is None and stored.recipe is not None):
         del st.query_params[QUERY_KEY]
         st.session_state[_NOTICE] = (
             "The table this link named is not stored on this server (forgotten, older than "
             "the retention, or never stored here); the demo is shown instead.")
         return False
     saved = stored.settings
+    st.session_state[_TOKEN] = stored.token
+    st.session_state[_SAVED] = saved
+    if stored.raw is not None:
+        with contextlib.suppress(DataError, ValueError, OSError):
+            name, content = stored.raw
+            remember_upload(read_table(content, name), upload_key(content))
+    for key, value in saved.get("widgets", {}).items():
+        if key in SAVED_WIDGETS or str(key).startswith(REFERENCE_FORM):
+            st.session_state[key] = value
+    if isinstance(saved.get("engine"), str):
+        set_engine_choice(saved["engine"])
+    if stored.recipe is None:  # only a raw upload is kept: the demo, and the upload to train on
+        st.session_state[OPEN_TRAIN] = True
+        return False
     model = saved.get("model")
     if isinstance(model, str) and model in audit.model_names and model != audit.model:
         audit = audit.with_model(model)  # the sidebar's "Audited model", as it was left
     st.session_state[_AUDIT] = audit
     st.session_state[_SOURCE] = stored.recipe.source
-    st.session_state[_TOKEN] = stored.token
-    st.session_state[_SAVED] = saved
-    for key, value in saved.get("widgets", {}).items():
-        if key in SAVED_WIDGETS:
-            st.session_state[key] = value
-    if isinstance(saved.get("engine"), str):
-        set_engine_choice(saved["engine"])
     return True
 
 
@@ -146,16 +162,17 @@ def rebuild(recipe: Recipe) -> AuditData:
         audit = AuditData.from_mapping(table.frame, recipe.mapping,
                                        name=recipe.title or recipe.name)
         notes = tuple(ValidationNote("info", n) for n in table.notes)
-        return replace(audit, report=notes + audit.report)
+        return replace(audit, report=recipe.validation_notes() + notes + audit.report)
     frame = pd.read_parquet(io.BytesIO(recipe.content))
-    return AuditData.from_mapping(frame, recipe.mapping, name=recipe.title)
+    audit = AuditData.from_mapping(frame, recipe.mapping, name=recipe.title)
+    return replace(audit, report=recipe.validation_notes() + audit.report)
 
 
 def forget_table() -> None:
     """Delete this session's stored table, drop the token from the URL and go back to the
     default demo."""
     table_store().forget(stored_token())
-    for key in (_TOKEN, _SAVED, _AUDIT, _SOURCE):
+    for key in (_TOKEN, _SAVED, _AUDIT, _SOURCE, _UPLOAD, UPLOAD_KEY, UPLOAD_WIDGET):
         st.session_state.pop(key, None)
     if QUERY_KEY in st.query_params:
         del st.query_params[QUERY_KEY]
@@ -180,7 +197,9 @@ def _saved() -> dict:
     for a table with several prediction sets, the audited model."""
     saved = dict(st.session_state.get(_SAVED, {}))
     widgets = dict(saved.get("widgets", {}))
-    for key in SAVED_WIDGETS:
+    reference_form = [k for k in st.session_state if str(k).startswith(REFERENCE_FORM)
+                      and not str(k).startswith(REFERENCE_BUTTON)]  # a button cannot be set
+    for key in (*SAVED_WIDGETS, *reference_form):
         value = st.session_state.get(key)
         if value is not None and isinstance(_plain(value), (str, int, float, bool, list)):
             widgets[key] = _plain(value)
@@ -258,6 +277,24 @@ def set_audited_model(name: str, session: MutableMapping | None = None) -> None:
 #: Prefix of the Data page's reference-model form widgets (``ref_source_…``, ``ref_label_…``).
 REFERENCE_FORM = "ref_"
 UPLOAD_KEY = "uploaded_table_key"
+#: The reference form's Train button (``ref_train_…``), whose value is never stored.
+REFERENCE_BUTTON = REFERENCE_FORM + "train_"
+#: The Data page's file uploader (forgetting the table empties it too, or the file still in it
+#: would be stored again).
+UPLOAD_WIDGET = "upload_file"
+#: Set when the Data page should open its Train tab on the next run (a raw upload).
+OPEN_TRAIN = "open_train_tab"
+
+
+def upload_key(content: bytes) -> str:
+    """The key of an uploaded file: the first ten hex digits of its SHA-1."""
+    return hashlib.sha1(content).hexdigest()[:10]
+
+
+def store_raw_upload(name: str, content: bytes) -> None:
+    """Keep a raw upload (no probability column) on the server under this session's token, so
+    that a reload brings it back to the Train tab; the token goes into the page's URL."""
+    _store("upload", lambda store: store.save_raw(name, content, _saved(), stored_token()))
 
 
 def remember_upload(table, key: str) -> None:

@@ -10,6 +10,10 @@ cached results come back. A session without the token cannot name the folder, an
 is checked against :data:`TOKEN_PATTERN` before it touches a path, so nothing outside the
 store can be reached through it.
 
+A raw table (one with no probability column, for the reference-model workflow) is stored
+under the session's token as soon as it is uploaded (:meth:`TableStore.save_raw`), beside
+the active dataset's recipe or alone: a reload brings the upload back to the Train tab.
+
 Retention: a folder unused for ``retention_days`` is deleted, and beyond ``max_tables``
 folders the least recently used go (:meth:`TableStore.prune`, run whenever one is written).
 Folders are created ``0700`` and files ``0600``.
@@ -31,10 +35,11 @@ import pandas as pd
 
 from core.data.audit_data import AuditData
 from core.data.mapping import ColumnMapping
+from core.data.problems import ValidationNote
 
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{43}")
 QUERY_KEY = "table"
-META, TABLE = "meta.json", "table"
+META, TABLE, RAW = "meta.json", "table", "raw"
 KINDS = ("upload", "derived", "demo")
 
 
@@ -51,6 +56,10 @@ class Recipe:
     mapping: ColumnMapping | None = None
     content: bytes = field(default=b"", repr=False)
     title: str = ""
+    #: What was said before validation (the reference model's warnings, with their
+    #: :class:`~core.data.problems.ValidationNote` level and topic): a rebuilt table's
+    #: validation report opens with them again.
+    notes: tuple[tuple[str, str, str], ...] = ()
 
     @classmethod
     def demo(cls, key: str, source: str) -> Recipe:
@@ -58,20 +67,28 @@ class Recipe:
 
     @classmethod
     def derived(cls, frame: pd.DataFrame, mapping: ColumnMapping, title: str,
-                source: str) -> Recipe:
+                source: str, notes: tuple[ValidationNote, ...] = ()) -> Recipe:
         """A table the app made, kept as Parquet (the columns it maps, nothing else)."""
         buffer = io.BytesIO()
         frame.to_parquet(buffer, index=False)
-        return cls("derived", "table.parquet", source, mapping, buffer.getvalue(), title)
+        return cls("derived", "table.parquet", source, mapping, buffer.getvalue(), title,
+                   tuple((n.level, n.message, n.topic) for n in notes))
+
+    def validation_notes(self) -> tuple[ValidationNote, ...]:
+        """The notes said before validation, as the validation report's entries."""
+        return tuple(ValidationNote(*note) for note in self.notes)
 
 
 @dataclass(frozen=True)
 class Stored:
-    """A stored table: its token, recipe and the page settings saved with it."""
+    """A stored table: its token, recipe (``None`` while only a raw upload is kept) and the
+    page settings saved with it."""
 
     token: str
-    recipe: Recipe
+    recipe: Recipe | None
     settings: dict
+    #: A raw upload kept for the Train tab: ``(file name, bytes)``.
+    raw: tuple[str, bytes] | None = None
 
 
 def table_of(audit: AuditData) -> tuple[pd.DataFrame, ColumnMapping]:
@@ -129,21 +146,47 @@ class TableStore:
     def save(self, recipe: Recipe, settings: dict, token: str | None = None) -> str:
         """Write ``recipe`` and ``settings`` under ``token`` (a new one when ``None`` or not
         valid); returns the token."""
-        token = token if valid_token(token) else secrets.token_urlsafe(32)
-        path = self._path(token)
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path.mkdir(exist_ok=True, mode=0o700)
+        token, path = self._folder(token)
         table = path / TABLE
         if recipe.content:
             _write(table, recipe.content)
         elif table.exists():
             table.unlink()
-        meta = {"kind": recipe.kind, "name": recipe.name, "source": recipe.source,
-                "title": recipe.title, "settings": settings,
-                "mapping": None if recipe.mapping is None else asdict(recipe.mapping)}
+        meta = {**self._meta(path), "kind": recipe.kind, "name": recipe.name,
+                "source": recipe.source, "title": recipe.title, "settings": settings,
+                "mapping": None if recipe.mapping is None else asdict(recipe.mapping),
+                "notes": [list(note) for note in recipe.notes]}
         _write(path / META, json.dumps(meta).encode("utf-8"))
         self.prune(keep=token)
         return token
+
+    def save_raw(self, name: str, content: bytes, settings: dict,
+                 token: str | None = None) -> str:
+        """Keep a raw upload (``name``, its bytes as uploaded) under ``token`` (a new one when
+        ``None`` or not valid), beside the active dataset's recipe if one is stored; returns
+        the token."""
+        token, path = self._folder(token)
+        _write(path / RAW, content)
+        meta = self._meta(path) or {"kind": None, "settings": settings}
+        meta["raw"] = {"name": name}
+        _write(path / META, json.dumps(meta).encode("utf-8"))
+        self.prune(keep=token)
+        return token
+
+    def _folder(self, token: str | None) -> tuple[str, Path]:
+        token = token if valid_token(token) else secrets.token_urlsafe(32)
+        path = self._path(token)
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.mkdir(exist_ok=True, mode=0o700)
+        return token, path
+
+    @staticmethod
+    def _meta(path: Path) -> dict:
+        """The folder's meta data, or an empty dict."""
+        try:
+            return json.loads((path / META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
 
     def save_settings(self, token: str, settings: dict) -> None:
         """Replace the page settings stored with ``token`` (nothing when it is unknown)."""
@@ -162,21 +205,29 @@ class TableStore:
             return None
         try:
             meta = json.loads((path / META).read_text(encoding="utf-8"))
-            content = (path / TABLE).read_bytes() if (path / TABLE).is_file() else b""
-            mapping = meta.get("mapping")
-            if mapping is not None:
-                mapping = ColumnMapping(**{
-                    key: (tuple(tuple(m) for m in value) if key == "members" else
-                          tuple(value) if isinstance(value, list) else value)
-                    for key, value in mapping.items()})
-            recipe = Recipe(meta["kind"], meta["name"], meta["source"], mapping, content,
-                            meta.get("title", ""))
+            recipe = None if meta.get("kind") is None else self._recipe(path, meta)
+            raw = meta.get("raw")
+            raw = None if raw is None else (str(raw["name"]), (path / RAW).read_bytes())
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if recipe.kind not in KINDS:
+        if (recipe is not None and recipe.kind not in KINDS) or (recipe is None and raw is None):
             return None
         (path / META).touch()
-        return Stored(token, recipe, dict(meta.get("settings") or {}))
+        return Stored(token, recipe, dict(meta.get("settings") or {}), raw)
+
+    @staticmethod
+    def _recipe(path: Path, meta: dict) -> Recipe:
+        content = (path / TABLE).read_bytes() if (path / TABLE).is_file() else b""
+        mapping = meta.get("mapping")
+        if mapping is not None:
+            mapping = ColumnMapping(**{
+                key: (tuple(tuple(m) for m in value) if key == "members" else
+                      tuple(value) if isinstance(value, list) else value)
+                for key, value in mapping.items()})
+        notes = tuple((str(level), str(message), str(topic))
+                      for level, message, topic in meta.get("notes") or ())
+        return Recipe(meta["kind"], meta["name"], meta["source"], mapping, content,
+                      meta.get("title", ""), notes)
 
     def forget(self, token: object) -> bool:
         """Delete the table stored under ``token``; whether there was one."""

@@ -33,3 +33,28 @@ def _page(call: ast.Call) -> PageRef:
         node = node.left
     title = next(k.value.value for k in call.keywords if k.arg == "title")
     return PageRef("/".join(parts), title)
+
+
+def model_feature_boxes(at, source: str, label: str) -> dict[str, object]:
+    """The Data page's model-feature ticks of the reference form (issue 29: a list of every
+    column with its status, not a chip field), by column."""
+    try:
+        upload_key = at.session_state["uploaded_table_key"]
+    except KeyError:
+        upload_key = "none"
+    prefix, suffix = f"ref_feature_{source}_{label}_", f"_{upload_key}"
+    return {str(box.key)[len(prefix):-len(suffix)]: box for box in at.checkbox
+            if str(box.key).startswith(prefix) and str(box.key).endswith(suffix)}
+
+
+def chosen_model_features(at, source: str, label: str) -> list[str]:
+    return [c for c, box in model_feature_boxes(at, source, label).items() if box.value]
+
+
+def choose_model_features(at, source: str, label: str, features) -> None:
+    """Tick exactly ``features`` (no run: the caller's next run sends them)."""
+    boxes = model_feature_boxes(at, source, label)
+    missing = set(features) - set(boxes)
+    assert not missing, f"no model-feature tick for {missing}"
+    for column, box in boxes.items():
+        box.set_value(column in features)

@@ -25,6 +25,9 @@ DYNAMIC_CALLS = {
     "core/report/pdf.py": "chromium",       # the browser find_chromium() returned
     "tests/e2e/conftest.py": "chromium",    # Playwright's executable_path, the app server
     "tests/test_cli.py": "python",          # sys.executable: the virtual environment's Python
+    "tests/e2e/test_installed_wheel.py": "python",  # build, venv, pip; the new venv's command
+    "tests/test_docs.py": "python",         # sys.executable -m sphinx
+    "tests/test_app_command.py": "python",  # sys.executable: Streamlit's view of the config
     "tests/test_cluster.py": "python",      # the virtual environment's dask scheduler / worker
     "benchmarks/serve_load.py": "python",   # asyncio.run (no program), the app server
     "benchmarks/streaming.py": "python",    # the venv's dask scheduler / worker, its CLI

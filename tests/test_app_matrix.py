@@ -27,7 +27,7 @@ from core.data.readers import read_table
 from core.data.reference_model import train_reference_model
 from dashboard.guard import FAILURE_PREFIX
 from dashboard.state import cached_demo, set_active
-from tests.app_pages import PageRef, discover_pages
+from tests.app_pages import PageRef, choose_model_features, discover_pages
 from tests.conftest import APP
 from tests.realdata_tables import (
     COMPAS_AUDIT_FEATURES,
@@ -166,7 +166,7 @@ def upload_and_train(name: str, content: bytes, model_features, audit_features, 
 
     assert at.selectbox(key=form("source")).value == source  # issue 20: the upload's the default
     label = at.selectbox(key=form(f"label_{source}")).value
-    at.multiselect(key=form(f"model_{source}_{label}")).set_value(list(model_features))
+    choose_model_features(at, source, label, model_features)
     at.multiselect(key=form(f"audit_{source}")).set_value(list(audit_features))
     at.multiselect(key=form(f"groups_{source}")).set_value(list(groups))
     at.selectbox(key=form("model")).set_value(model)

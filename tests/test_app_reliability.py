@@ -95,3 +95,25 @@ def test_page_says_which_skce_computation_ran_and_offers_run_exact(monkeypatch) 
     assert not any("random Fourier features" in i.value for i in at.info)
     assert any(c.value.startswith("Computed exactly") for c in at.caption)
     st.cache_data.clear()
+
+
+def test_every_displayed_interval_contains_its_displayed_estimate() -> None:
+    """Issue 31: the metrics table shows each error's estimate inside its interval ("≈ 0
+    (below the noise)" reads as 0), and the tests' p-values at the resampling floor read
+    "≤ 1/(B+1)"."""
+    at = open_reliability("census")
+    shown = at.dataframe[0].value
+    assert list(shown.columns[:3]) == ["metric", "estimate", "interval"]
+    checked = 0
+    for row in shown.itertuples():
+        if row.interval == "—":
+            continue
+        low, high = (float(x) for x in row.interval.strip("[]").split(", "))
+        point = 0.0 if row.estimate.startswith("≈ 0") else float(row.estimate)
+        # both printed with four decimals: compare at that precision
+        assert low - 5e-5 <= point <= high + 5e-5, (row.metric, row.estimate, row.interval)
+        checked += 1
+    assert checked >= 15
+    p_values = list(at.dataframe[1].value["p-value"])
+    assert all(isinstance(p, str) for p in p_values)
+    assert not any(p in ("0.0000", "0.0050") for p in p_values)

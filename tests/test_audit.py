@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.audit import AuditSettings, audit_part, feature_columns, run_audit
 from core.data.demo import load_demo
+from core.stattests.result import format_p_value, p_text
 from dashboard.state import cached_demo
 from tests.conftest import open_demo_page
 
@@ -37,14 +38,17 @@ def test_run_audit_matches_the_reliability_and_trust_pages(audited) -> None:
     np.testing.assert_allclose(shown["value"], computed["value"], rtol=1e-12)
     tests = at.dataframe[1].value
     consistency = result.reliability.tests["consistency"]
-    assert tests["p-value"].iloc[0] == pytest.approx(consistency.p_value, abs=1e-12)
+    # the page prints p-values as text (issue 31: "≤ 1/(B+1)" at the floor)
+    assert tests["p-value"].iloc[0] == format_p_value(consistency.p_value,
+                                                      consistency.n_resamples)
     assert tests["statistic"].iloc[3] == pytest.approx(
         result.reliability.tests["hosmer-lemeshow"].statistic, rel=1e-12)
     assert f"Rows: **{result.rows:,}**" in " ".join(c.value for c in at.caption)
 
     at = open_page("trust", demo)
     verdicts = " ".join([e.value for e in at.error] + [s.value for s in at.success])
-    assert f"p = {result.klce_grid.aggregated.p_value:.4f}" in verdicts
+    aggregated = result.klce_grid.aggregated
+    assert p_text(aggregated.p_value, aggregated.n_resamples) in verdicts
     assert result.klce_grid.n_resamples == AuditSettings().grid_resamples
 
 
@@ -60,7 +64,9 @@ def test_run_audit_matches_the_local_bias_and_findings_pages(audited) -> None:
         shown = at.dataframe[0].value
         assert list(shown["slice"]) == list(computed["slice"])
         np.testing.assert_allclose(shown["gap"], computed["gap"], rtol=1e-12)
-        np.testing.assert_allclose(shown["p_adjusted"], computed["p_adjusted"], rtol=1e-12)
+        floor_b = result.slices.n_resamples if result.slices.error_rate == "fwer" else 0
+        assert list(shown["p_adjusted"]) == [format_p_value(p, floor_b, 3)
+                                             for p in computed["p_adjusted"]]
 
 
 def test_run_audit_sections_and_settings(audited) -> None:

@@ -303,7 +303,10 @@ def test_compare_command_exit_statuses(tmp_path: Path, capsys, census) -> None:
     assert cli.main([*base, "--out", str(tmp_path / "a")]) == 0
     err = capsys.readouterr().err
     assert "race = Asian" in err and "Brier score: B - A = -" in err
+    # the headline (issue 31): better on average, worse for a group
+    assert "Do not promote: better on average, worse for" in err
     document = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert document["decision"] == "do not promote"
     assert document["champion"] == "p_default" and document["challenger"] == "p_challenger"
     assert (tmp_path / "a" / "tables" / "comparison_slices.csv").is_file()
     assert cli.main([*base, "--fail-on", "worse", "--out", str(tmp_path / "b")]) == 1

@@ -25,6 +25,7 @@ EXPECTED_SHAPES = {
     "itrustworthy": (2_000, 7),
     "multiclass": (6_000, 14),
     "ensemble": (3_000, 9),
+    "census-stream": (36_000, 11),
 }
 AGE_BANDS = [17, 29, 44, 59, 90]  # (17, 29] = 18–29, 30–44, 45–59, 60–90
 AGE_BAND_NAMES = ["18-29", "30-44", "45-59", "60-90"]
@@ -57,8 +58,9 @@ def residual_z(y: np.ndarray, p: np.ndarray) -> float:
 # --------------------------------------------------------------------------- registry
 
 
-def test_registry_lists_four_demos_with_descriptions():
-    assert list(demo.DEMOS) == ["census", "itrustworthy", "multiclass", "ensemble"]
+def test_registry_lists_five_demos_with_descriptions():
+    assert list(demo.DEMOS) == ["census", "itrustworthy", "multiclass", "ensemble",
+                                "census-stream"]
     assert demo.DEFAULT_DEMO == "census"
     for key, spec in demo.DEMOS.items():
         assert spec.key == key

@@ -71,5 +71,5 @@ def test_messages_written_for_users_are_quoted() -> None:
 
 
 def test_streamlit_shows_no_error_details_of_its_own() -> None:
-    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads((ROOT / "dashboard" / ".streamlit" / "config.toml").read_text())
     assert config["client"]["showErrorDetails"] == "none"

@@ -636,8 +636,8 @@ def test_metrics_table_has_all_rows_and_finite_values(notion: str | None) -> Non
     probs = rng.dirichlet([1, 1, 1, 1], 1000)
     y = (probs.cumsum(axis=1) < rng.random((1000, 1))).sum(axis=1)
     table = metrics.metrics_table(probs, y, notion=notion, n_resamples=200)
-    assert list(table.columns) == ["metric", "value", "ci_low", "ci_high", "notion",
-                                   "description"]
+    assert list(table.columns) == ["metric", "value", "estimate", "ci_low", "ci_high",
+                                   "notion", "description"]
     assert table["metric"].tolist() == list(metrics.METRIC_NAMES.values())
     values = table[["value", "ci_low", "ci_high"]].to_numpy(dtype=float)
     assert np.isfinite(values).all()

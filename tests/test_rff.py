@@ -220,3 +220,58 @@ def test_results_carry_the_estimated_time_of_the_exact_computation() -> None:
     assert single.parameters["exact_seconds"] == exact_seconds(400, 31)
     grid = klce_grid_test(p, y, X, n_resamples=30, computation="rff", n_features=64)
     assert grid.aggregated.parameters["exact_seconds"] == exact_seconds(400, 31 * 25)
+
+
+class _DeviceArray(np.ndarray):
+    """An array "on the device" of the fake CuPy below: numpy underneath, ``get()`` copies
+    it to the host as CuPy's does."""
+
+    def get(self) -> np.ndarray:
+        return np.asarray(self).copy()
+
+
+def _fake_cupy(calls: list) -> object:
+    """numpy standing in for CuPy (this machine has no GPU): arrays made by it are
+    :class:`_DeviceArray`, and every transfer to the device is counted in ``calls``."""
+    import types
+
+    fake = types.ModuleType("cupy")
+
+    def asarray(values, dtype=None):
+        calls.append(np.shape(values))
+        return np.asarray(values, dtype=dtype).view(_DeviceArray)
+
+    fake.asarray = asarray
+    fake.empty = lambda shape, dtype=None: np.empty(shape, dtype=dtype).view(_DeviceArray)
+    fake.float32, fake.float64 = np.float32, np.float64
+    return fake
+
+
+def test_random_feature_sums_on_the_gpu_engine_equal_the_threads(monkeypatch) -> None:
+    """The GPU branch of accumulate_maps (a bandwidth grid: two maps, columns grouped) with a
+    fake CuPy: the same chunks and resampled columns, the features and products computed on
+    the "device", the sums equal the threads' to the float32 products' rounding."""
+    import sys
+
+    from core.kernels import engine
+
+    rng = np.random.default_rng(21)
+    n = 3 * 8192 + 77
+    p, y, X = type_two_paper(rng, n=n, d=2)
+    points = np.column_stack([p, X])
+    fourier = FourierMap.draw(3, 64, seed=4)
+    bandwidths = np.array([[0.5, 1.0, 1.0], [2.0, np.inf, np.inf]])
+    columns = bernoulli_columns(p, y - p, 20, seed=6)
+    threaded = accumulate_maps(points, columns, fourier, bandwidths)
+    calls: list = []
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(calls))
+    monkeypatch.setattr(engine, "gpu_available", lambda: True)
+    with engine.use("gpu"):
+        on_gpu = accumulate_maps(points, columns, fourier, bandwidths)
+    assert len(calls) >= 4 * 2  # every chunk's points, columns and frequencies went over
+    for mine, theirs in zip(on_gpu, threaded, strict=True):
+        assert type(mine.S) is np.ndarray and mine.n == n  # the sums are on the host
+        np.testing.assert_allclose(mine.S, theirs.S, rtol=1e-5, atol=1e-6 * np.abs(theirs.S).max())
+        np.testing.assert_allclose(mine.plain(), theirs.plain(), rtol=1e-5)
+        np.testing.assert_allclose(mine.centred(), theirs.centred(), rtol=1e-5)
+        np.testing.assert_allclose(mine.e2_sum, theirs.e2_sum, rtol=1e-12)  # added in order

@@ -34,8 +34,10 @@ def cut(frame: pd.DataFrame, sizes: list[int]) -> TableSource:
     return TableSource("table", source.columns, parts, source.frame, "pandas")
 
 
-def both(frame: pd.DataFrame, mapping: ColumnMapping, settings: AuditSettings, sizes):
-    streamed = run_stream_audit(cut(frame, sizes), mapping, settings, sample_rows=1000)
+def both(frame: pd.DataFrame, mapping: ColumnMapping, settings: AuditSettings, sizes,
+         batch_rows: int | None = None):
+    streamed = run_stream_audit(cut(frame, sizes), mapping, settings, sample_rows=1000,
+                                batch_rows=batch_rows)
     data = AuditData.from_mapping(frame, mapping)
     return streamed, run_audit(data, settings)
 
@@ -84,7 +86,7 @@ def test_streamed_sums_equal_the_in_memory_audit(strategy: str) -> None:
     frame = scale_table(3000, seed=1)
     settings = AuditSettings(part="all", strategy=strategy, n_bootstrap=20, grid_resamples=30,
                              test_resamples=30, computation="rff")  # in memory, too
-    streamed, memory = both(frame, BINARY, settings, [1000, 1, 1499, 500])
+    streamed, memory = both(frame, BINARY, settings, [1000, 1, 1499, 500], batch_rows=701)
     assert_sums_equal(streamed, memory)
     # the random-feature tests draw every row's labels at its number among the audited rows:
     # the same statistics (float32 products in other chunks: to 1e-6 of the values)
@@ -92,7 +94,8 @@ def test_streamed_sums_equal_the_in_memory_audit(strategy: str) -> None:
     np.testing.assert_allclose(mine.statistics, grid.statistics, rtol=1e-5)
     assert mine.aggregated.p_value == grid.aggregated.p_value
     info = streamed.result.stream
-    assert info.rows == 3000 and info.partitions == 4 and info.sample_rows == 1000
+    assert info.rows == 3000 and info.partitions == 5 and info.sample_rows == 1000
+    assert info.batch_rows == 701 and "batches of 701 rows" in streamed.result.notes[0]
     assert "seeded sample of 1,000" in streamed.result.notes[0]
 
 
@@ -123,7 +126,7 @@ def test_ties_and_a_split_and_several_classes(notion: dict) -> None:
                             features=("x", "visits"), groups=("site",), split="split")
     settings = AuditSettings(n_bootstrap=10, grid_resamples=20, test_resamples=20,
                              computation="rff", **notion)
-    streamed, memory = both(frame, mapping, settings, [700, 900, 800])
+    streamed, memory = both(frame, mapping, settings, [700, 900, 800], batch_rows=650)
     assert streamed.result.rows == memory.rows and streamed.result.part == "test"
     assert_sums_equal(streamed, memory)
 

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.data.mapping import ColumnMapping
-from core.data.problems import DataError
+from core.data.problems import DataError, ValidationNote
 from core.data.readers import check_limits
 from dashboard.workspace import Recipe, TableStore, valid_token
 from tests.conftest import APP, upload_frame
@@ -51,6 +51,24 @@ def test_retention_and_count_limit_and_forget(tmp_path) -> None:
     c = store.save(upload_recipe(), {})
     assert store.load(a) is None  # the least recently used beyond two tables
     assert store.forget(b) and store.load(b) is None and store.load(c) is not None
+
+
+def test_a_raw_upload_is_kept_alone_and_beside_the_active_table(tmp_path) -> None:
+    """Issue 29: a raw upload (no probability column) is stored with its token at upload time;
+    activating a table later under the same token keeps it, and its pre-validation notes."""
+    store = TableStore(tmp_path)
+    raw = upload_frame().drop(columns=["p"]).to_csv(index=False).encode()
+    token = store.save_raw("raw.csv", raw, {"widgets": {"ref_seed_x": 3}})
+    stored = store.load(token)
+    assert stored.recipe is None and stored.raw == ("raw.csv", raw)
+    assert stored.settings["widgets"]["ref_seed_x"] == 3
+    assert oct((tmp_path / token / "raw").stat().st_mode & 0o777) == "0o600"
+    notes = (ValidationNote("warning", "Model feature 'event' …", "leakage"),)
+    recipe = Recipe.derived(upload_frame(), MAPPING, "title", "reference model: t", notes)
+    assert store.save(recipe, {}, token) == token
+    stored = store.load(token)
+    assert stored.raw == ("raw.csv", raw) and stored.recipe.validation_notes() == notes
+    assert store.forget(token) and store.load(token) is None
 
 
 def test_limits_are_checked_before_parsing() -> None:

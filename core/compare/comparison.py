@@ -78,21 +78,32 @@ Progress = Callable[[float, str], None] | None
 class ComparisonResult:
     """The paired comparison of a challenger (B) with a champion (A).
 
-    Attributes:
-        champion, challenger: the two models' names (A, B).
-        n: rows compared.
-        alpha: level of every test and interval (intervals are 1 − α).
-        table: one row a criterion: ``criterion`` (key), ``name``, ``value_a``, ``value_b``,
-            ``difference`` (B − A), ``ci_low``, ``ci_high``, ``p_value``, ``std_error``,
-            ``variance``, ``method``.
-        klce_tests: each model's KLCE test of local calibration (``model``, ``klce``,
-            ``p_value``, ``null``), empty when the KLCE criterion was not asked for.
-        slices: per-slice differences (:func:`core.compare.slices.slice_differences`) with a
-            ``criterion`` column; groups are the rows whose ``kind`` is ``"group"``.
-        critical: the max-|T| critical value over every slice and slice criterion.
-        reliability: each model's reliability table on the same equal-width bins.
-        verdict: one paragraph: what is and what is not established.
-        parameters: the settings used.
+    Attributes
+    ----------
+    champion, challenger
+        the two models' names (A, B).
+    n
+        rows compared.
+    alpha
+        level of every test and interval (intervals are 1 − α).
+    table
+        one row a criterion: ``criterion`` (key), ``name``, ``value_a``, ``value_b``,
+        ``difference`` (B − A), ``ci_low``, ``ci_high``, ``p_value``, ``std_error``,
+        ``variance``, ``method``.
+    klce_tests
+        each model's KLCE test of local calibration (``model``, ``klce``,
+        ``p_value``, ``null``), empty when the KLCE criterion was not asked for.
+    slices
+        per-slice differences (:func:`core.compare.slices.slice_differences`) with a
+        ``criterion`` column; groups are the rows whose ``kind`` is ``"group"``.
+    critical
+        the max-``|T|`` critical value over every slice and slice criterion.
+    reliability
+        each model's reliability table on the same equal-width bins.
+    verdict
+        one paragraph: what is and what is not established.
+    parameters
+        the settings used.
     """
 
     champion: str
@@ -370,6 +381,27 @@ class CompareSettings:
     hashable value (the page's cache key, the report's settings, the CLI's options).
 
     ``champion`` ``None`` means the audited model; ``features`` ``None`` all audit features.
+
+    Attributes
+    ----------
+    challenger : str
+        The challenger's prediction set (B).
+    champion : str or None
+        The champion's (A); ``None``: the audited model.
+    features : tuple of str or None
+        Audit features of the KLCE kernel and the feature slices; ``None``: all.
+    part : str
+        The split compared (``"test"``), or ``"all"``.
+    alpha : float
+        Level of every test and interval.
+    criteria : tuple of str
+        The criteria compared, from :data:`CRITERIA`.
+    n_bins : int
+        Equal-width bins of the ECE² difference.
+    n_resamples : int
+        Resamples of the paired bootstrap and the KLCE tests.
+    seed : int
+        Seed of every resample.
     """
 
     challenger: str
@@ -398,6 +430,25 @@ def compare_audit(audit, challenger: str, champion: str | None = None, *,
     ``champion`` defaults to the audited model (``audit.model``); ``features`` names audit
     features (default: all of the audit's); the ``test`` split is compared when the data has
     one (``part="all"`` for every row). Groups are the audit's group attributes.
+
+    Parameters
+    ----------
+    audit : AuditData
+        A table with at least two prediction sets.
+    challenger : str
+        The challenger's prediction set (B).
+    champion : str, optional
+        The champion's (A); default the audited model.
+    features : sequence of str, optional
+        Audit features; default all of the audit's.
+    part : str, default "test"
+        The split compared, or ``"all"``.
+    **kwargs
+        Passed to :func:`compare_models` (``criteria``, ``alpha``, ``n_resamples``, ``seed``, …).
+
+    Returns
+    -------
+    ComparisonResult
     """
     for name in (challenger, champion):
         if name is not None and name not in audit.model_probs:

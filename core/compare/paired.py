@@ -50,6 +50,21 @@ class PairedDifference:
     ``variance`` is the variance the standard error comes from: for the Diebold–Mariano test
     the sample variance ``s²`` of the per-row differences (so ``std_error = √(s²/n)``); for a
     resampled criterion the variance of the resampled differences (``std_error = √variance``).
+
+    Attributes
+    ----------
+    value_a, value_b : float
+        The criterion of each model.
+    difference : float
+        B − A.
+    variance, std_error : float
+        As above.
+    ci_low, ci_high : float
+        The 1 − α interval of the difference.
+    p_value : float
+        Two-sided, of "no difference".
+    method : str
+        The test that ran.
     """
 
     value_a: float
@@ -82,7 +97,19 @@ def normal_inference(value_a: float, value_b: float, difference: float, variance
 
 def diebold_mariano(scores_a: np.ndarray, scores_b: np.ndarray, alpha: float = 0.05
                     ) -> PairedDifference:
-    """The Diebold–Mariano test of equal mean score (module docstring) on per-row losses."""
+    """The Diebold–Mariano test of equal mean score (module docstring) on per-row losses.
+
+    Parameters
+    ----------
+    scores_a, scores_b : array_like
+        ``(n,)`` per-row losses of the champion and the challenger on the same rows.
+    alpha : float, default 0.05
+        Level of the interval.
+
+    Returns
+    -------
+    PairedDifference
+    """
     d = scores_b - scores_a
     n = d.shape[0]
     variance = float(np.var(d, ddof=1)) if n > 1 else 0.0

@@ -34,6 +34,7 @@ from core.data.public_tables import compas_like_frame, german_credit_like_frame
 from core.data.readers import LoadedTable, read_table
 from core.data.reference_model import (
     REFERENCE_MODELS,
+    ModelCheck,
     ReferenceModelResult,
     default_model_features,
     train_reference_model,
@@ -52,6 +53,7 @@ __all__ = [
     "FeatureScreen",
     "LeftOut",
     "LoadedTable",
+    "ModelCheck",
     "ReferenceModelResult",
     "TableSource",
     "ValidationNote",

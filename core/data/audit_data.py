@@ -34,6 +34,7 @@ from core.data.predictions import (
 )
 from core.data.problems import DataError, ValidationNote, describe_rows, quote_list
 from core.data.table import deduplicate_columns, require_column
+from core.data.time_column import TimeValues, parse_times
 
 #: Fewest rows any calibration statistic is computed on.
 MIN_ROWS = 20
@@ -46,20 +47,36 @@ MIN_ROWS = 20
 class AuditData:
     """Validated audit data: what every computation in ``core`` takes.
 
-    Attributes:
-        y: ``(n,)`` integer labels ``0..m-1``.
-        probs: ``(n, m)`` predicted class probabilities, rows summing to 1.
-        classes: the m class names, in column order (binary: ``(negative, positive)``).
-        X: ``(n, d)`` numeric audit features (categoricals one-hot encoded), unstandardised.
-        feature_names: the d encoded feature names (``race=Black`` for one-hot columns).
-        feature_frame: the audit features as given (categoricals as strings), for display.
-        groups: group attributes as strings, one column each (may have no columns).
-        split: ``(n,)`` of ``"train" | "calibration" | "test"``, or ``None``.
-        members: ``(n, K, m)`` ensemble members' probabilities, or ``None``.
-        report: what validation found and repaired.
-        model: the name of the prediction set in ``probs`` (the audited model).
-        model_probs: every prediction set of the table by name, ``(n, m)`` each, the audited
-            one included; :meth:`with_model` audits another.
+    Attributes
+    ----------
+    y
+        ``(n,)`` integer labels ``0..m-1``.
+    probs
+        ``(n, m)`` predicted class probabilities, rows summing to 1.
+    classes
+        the m class names, in column order (binary: ``(negative, positive)``).
+    X
+        ``(n, d)`` numeric audit features (categoricals one-hot encoded), unstandardised.
+    feature_names
+        the d encoded feature names (``race=Black`` for one-hot columns).
+    feature_frame
+        the audit features as given (categoricals as strings), for display.
+    groups
+        group attributes as strings, one column each (may have no columns).
+    split
+        ``(n,)`` of ``"train" | "calibration" | "test"``, or ``None``.
+    members
+        ``(n, K, m)`` ensemble members' probabilities, or ``None``.
+    report
+        what validation found and repaired.
+    model
+        the name of the prediction set in ``probs`` (the audited model).
+    model_probs
+        every prediction set of the table by name, ``(n, m)`` each, the audited
+        one included; :meth:`with_model` audits another.
+    times
+        the validated time column (:class:`~core.data.time_column.TimeValues`) of
+        monitoring over time, or ``None``.
     """
 
     y: np.ndarray
@@ -79,6 +96,7 @@ class AuditData:
     fingerprint: str = field(default="", repr=False)
     model: str = "model"
     model_probs: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    times: TimeValues | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.model_probs.get(self.model) is not self.probs:
@@ -108,6 +126,7 @@ class AuditData:
         model: str = "",
         name: str = "uploaded data",
         description: str = "",
+        time: str | None = None,
     ) -> AuditData:
         """Validate a table and build the audit container; raises :class:`DataError`.
 
@@ -129,7 +148,7 @@ class AuditData:
             features=tuple(features), groups=tuple(groups), split=split, members=members,
             models=tuple((str(k), (v,) if isinstance(v, str) else tuple(v))
                          for k, v in (models or {}).items()),
-            model=model,
+            model=model, time=time,
         )
         return cls.from_mapping(df, mapping, name=name, description=description)
 
@@ -192,6 +211,8 @@ class AuditData:
         feature_frame, encoded = encode_features(df, mapping.features, notes)
         group_frame = group_attributes(df, mapping.groups, notes)
         split = split_values(df, mapping.split) if mapping.split else None
+        times = parse_times(require_column(df, mapping.time, "time"), mapping.time) \
+            if mapping.time else None
         member_probs = None
         if mapping.members:
             member_probs = np.stack([
@@ -206,7 +227,7 @@ class AuditData:
             groups=group_frame, split=split, members=member_probs,
             member_names=tuple(", ".join(m) for m in mapping.members), report=tuple(notes),
             mapping=mapping, name=name, description=description, model=names[0],
-            model_probs=model_probs,
+            model_probs=model_probs, times=times,
         )
 
     # ---------------------------------------------------------------- views
@@ -255,6 +276,7 @@ class AuditData:
             feature_frame=self.feature_frame.iloc[rows].reset_index(drop=True),
             groups=self.groups.iloc[rows].reset_index(drop=True),
             split=None if self.split is None else self.split[rows],
+            times=None if self.times is None else self.times.take(rows),
             members=None if self.members is None else self.members[rows],
             model_probs={k: v[rows] for k, v in self.model_probs.items()},
             fingerprint="",
@@ -313,6 +335,9 @@ class AuditData:
                 digest.update(np.ascontiguousarray(values).tobytes())
         if self.split is not None:
             digest.update("|".join(self.split).encode())
+        if self.times is not None:  # the same rows with another time column monitor otherwise
+            digest.update(self.times.column.encode())
+            digest.update(np.ascontiguousarray(self.times.sort_key).tobytes())
         digest.update(pd.util.hash_pandas_object(self.groups, index=False).to_numpy().tobytes())
         digest.update(repr((self.classes, self.feature_names)).encode())
         return digest.hexdigest()[:16]

@@ -52,6 +52,27 @@ class ColumnGuess:
     ``features`` are the proposed audit features (see the module's note), ``candidates``
     every column validation would accept as one, ``features_note`` a sentence naming the
     candidates left out of the proposal (``None`` when none was).
+
+    Attributes
+    ----------
+    label : str or None
+        The proposed label column.
+    probs : tuple of str
+        The proposed probability (or logit) columns.
+    logits : bool
+        Whether they look like logits.
+    features, groups : tuple of str
+        Proposed audit features and group attributes.
+    split : str or None
+        The proposed split column.
+    members : tuple of str
+        Columns that look like ensemble members.
+    candidates : tuple of str
+        Every column validation would accept as an audit feature.
+    features_note : str or None
+        The sentence on candidates left out.
+    models : tuple of str
+        Other prediction sets found.
     """
 
     label: str | None
@@ -67,7 +88,18 @@ class ColumnGuess:
 
 
 def guess_columns(df: pd.DataFrame) -> ColumnGuess:
-    """Guess label, probability/logit, split, ensemble-member, group and feature columns."""
+    """Guess label, probability/logit, split, ensemble-member, group and feature columns.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The uploaded table.
+
+    Returns
+    -------
+    ColumnGuess
+        The proposed roles of the columns.
+    """
     columns = [str(c) for c in df.columns]
     lowered = {c: c.lower().strip() for c in columns}
     label = next((c for name in LABEL_NAMES for c in columns if lowered[c] == name), None)

@@ -18,11 +18,33 @@ class ColumnMapping:
     ``probs`` with one column means a binary problem and holds P(y = positive); with m
     columns it holds one probability (or logit) per class, in class order.
     ``members`` lists ensemble members, each as one column (binary) or m columns.
+    ``time`` names the time column of monitoring over time (:mod:`core.data.time_column`).
     ``models`` lists further prediction sets of other models on the same rows, each as
     ``(name, columns)`` with one column (binary) or m columns in class order; ``model`` names
     the prediction set in ``probs`` (empty: :func:`model_name` of its columns). Every page
     audits one of them (:meth:`core.data.audit_data.AuditData.with_model`); the comparison
     (:mod:`core.compare`) takes two.
+
+    Attributes
+    ----------
+    label : str
+        The label column.
+    probs : tuple of str
+        The audited prediction set's columns.
+    logits : bool
+        The prediction columns hold logits or scores.
+    positive : str or None
+        The positive class of a binary label.
+    features, groups : tuple of str
+        Audit features and group attributes.
+    split : str or None
+        The split column.
+    members : tuple of tuple of str
+        Ensemble members' columns.
+    models : tuple of (str, tuple of str)
+        Further prediction sets by name.
+    model : str
+        The name of the prediction set in ``probs``.
     """
 
     label: str
@@ -35,6 +57,7 @@ class ColumnMapping:
     members: tuple[tuple[str, ...], ...] = ()
     models: tuple[tuple[str, tuple[str, ...]], ...] = ()
     model: str = ""
+    time: str | None = None
 
     @property
     def model_names(self) -> tuple[str, ...]:
@@ -59,6 +82,7 @@ def _mapped_columns(mapping: ColumnMapping) -> list[tuple[str, str]]:
     pairs += [(c, "a probability column") for c in mapping.probs]
     pairs += [(c, "an audit feature") for c in mapping.features]
     pairs += [(mapping.split, "the split column")] if mapping.split else []
+    pairs += [(mapping.time, "the time column")] if mapping.time else []
     pairs += [(c, "an ensemble member column") for m in mapping.members for c in m]
     pairs += [(c, f"a probability column of model '{name}'") for name, cols in mapping.models
               for c in cols]

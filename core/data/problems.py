@@ -18,15 +18,36 @@ _ROW_OFFSET: ContextVar[int] = ContextVar("calibration_atlas_row_offset", defaul
 
 
 class DataError(ValueError):
-    """A problem with the user's data, phrased for the person who uploaded it."""
+    """A problem with the user's data, phrased for the person who uploaded it.
+
+    Parameters
+    ----------
+    message : str
+        One sentence naming the column or rows at fault and the fix.
+    """
 
 
 @dataclass(frozen=True)
 class ValidationNote:
-    """One entry of the validation report: what was found and what was done about it."""
+    """One entry of the validation report: what was found and what was done about it.
 
-    level: str  # "info" or "warning"
+    ``level`` is ``"info"`` or ``"warning"``; ``topic`` ``"leakage"`` marks a warning that a
+    reference model learned from a column the leakage screen flags (or reads the outcome as a
+    whole), which every page of the table shows (:mod:`core.data.leakage`).
+
+    Attributes
+    ----------
+    level : {"info", "warning"}
+        How serious it is.
+    message : str
+        The sentence shown in the validation report.
+    topic : str
+        ``"leakage"`` for a leakage warning shown on every page, else empty.
+    """
+
+    level: str
     message: str
+    topic: str = ""
 
 
 # --------------------------------------------------------------------------- row wording
@@ -45,7 +66,19 @@ def rows_from(offset: int) -> Iterator[None]:
 
 def describe_rows(mask: np.ndarray, limit: int = 5) -> str:
     """``'3 rows (rows 4, 18, 43)'`` for a boolean mask; rows are counted from 1 (from the
-    partition's first row of the table inside :func:`rows_from`)."""
+    partition's first row of the table inside :func:`rows_from`).
+
+    Parameters
+    ----------
+    mask : array_like of bool
+        ``(n,)``, True at the rows to name.
+    limit : int, default 5
+        Most row numbers listed.
+
+    Returns
+    -------
+    str
+    """
     positions = np.flatnonzero(mask) + 1 + _ROW_OFFSET.get()
     count = positions.size
     shown = ", ".join(str(p) for p in positions[:limit])

@@ -5,10 +5,15 @@ Neither ProPublica's ``compas-scores-two-years.csv`` nor the German credit table
 (their licences differ); these generators reproduce their shapes and quirks instead: the
 COMPAS file's 53 columns in its order, with ``decile_score`` and ``priors_count`` each
 appearing twice (identical copies, as in the real file), a column that is entirely empty
-(``violent_recid``), dates and case numbers as text, columns that are missing unless the
-person reoffended, and columns that are the outcome in another form (``event`` equals
-``two_year_recid``; ``is_recid`` and the ``r_*`` columns follow from it) — what a
-reference model must not learn from (:mod:`core.data.leakage`); German credit's 1,000 rows of
+(``violent_recid``), dates and case numbers as text, a numeric ``id`` with gaps (1, 3, 4, …),
+near-unique names (``name``), COMPAS's own scores (``decile_score``, ``score_text``,
+``v_decile_score``, ``v_score_text``), columns that are missing unless the person reoffended,
+and columns recorded after the outcome with the real file's single-feature AUCs against
+``two_year_recid`` (issue 29): ``is_recid`` (a superset of the outcome, ≈ 0.97), ``event``
+(the survival analysis' indicator of a reoffence at *any* time, equal to the label in 89% of
+rows, ≈ 0.88), ``end`` (days of follow-up, short for those who reoffended, ≈ 0.93),
+``is_violent_recid`` and ``vr_charge_degree`` (≈ 0.61) — what a reference model must not learn
+from (:mod:`core.data.leakage`); German credit's 1,000 rows of
 coded categorical attributes with boolean-like text (``yes``/``no``, ``yes``/``none``) and
 text labels ``good``/``bad``.
 
@@ -59,9 +64,21 @@ def _dates(rng: np.random.Generator, n: int, start: str = "2013-01-01",
 def compas_like_frame(n: int = 7_214, seed: int = 0) -> pd.DataFrame:
     """A table shaped like ProPublica's compas-scores-two-years.csv (7,214 rows, 53 columns).
 
-    Two-year recidivism follows ``logit = −0.9 + 0.16·priors − 0.045·(age − 35) + 0.35·[felony]
-    + 0.25·juvenile felonies + 0.2·[male]``, ``is_recid`` is 1 whenever ``two_year_recid`` is
-    and for 8% of the others. Columns with duplicate names hold identical values.
+    Two-year recidivism follows ``logit = −1.2 + 0.16·priors − 0.045·(age − 35) + 0.35·[felony]
+    + 0.25·juvenile felonies + 0.2·[male]`` (45% positives, as in the real file). The columns
+    recorded after the outcome follow the real file's relations to ``two_year_recid``:
+
+    * ``is_recid`` is 1 whenever ``two_year_recid`` is and for 6% of the others (a reoffence
+      after two years);
+    * ``event`` is 1 for 82.3% of the two-year reoffenders and for 9 in 10 of those who
+      reoffended later (AUC ≈ 0.88, agreement ≈ 89%);
+    * ``end`` is the day of the reoffence (a gamma-distributed wait, median ≈ 250 days,
+      within two years) when ``event`` is 1 and the label too, else the day follow-up ended
+      (after two years, but before it for 10% of the others; AUC ≈ 0.92);
+    * ``is_violent_recid`` is 1 for 24% of the two-year reoffenders and 2% of the others
+      (AUC ≈ 0.61), the ``vr_*`` columns are filled in for them.
+
+    Columns with duplicate names hold identical values.
     """
     rng = np.random.default_rng(seed)
     sex = rng.choice(["Male", "Female"], n, p=[0.81, 0.19])
@@ -71,14 +88,30 @@ def compas_like_frame(n: int = 7_214, seed: int = 0) -> pd.DataFrame:
     juv_fel = rng.poisson(0.07, n).astype(np.int64)
     juv_misd = rng.poisson(0.09, n).astype(np.int64)
     felony = rng.random(n) < 0.64
-    logit = (-0.9 + 0.16 * np.minimum(priors, 15) - 0.045 * (age - 35) + 0.35 * felony
+    logit = (-1.2 + 0.16 * np.minimum(priors, 15) - 0.045 * (age - 35) + 0.35 * felony
              + 0.25 * juv_fel + 0.2 * (sex == "Male"))
     two_year = (rng.random(n) < expit(logit)).astype(np.int64)
-    is_recid = np.where(two_year == 1, 1, (rng.random(n) < 0.08).astype(np.int64))
+    is_recid = np.where(two_year == 1, 1, (rng.random(n) < 0.06).astype(np.int64))
     decile = np.clip(np.round(1 + 9 * expit(logit + rng.normal(0, 0.8, n))), 1, 10)
     decile = decile.astype(np.int64)
     recid = is_recid == 1
-    violent = recid & (rng.random(n) < 0.2)
+    violent = recid & (rng.random(n) < np.where(two_year == 1, 0.24, 1 / 3))
+    event = np.where(two_year == 1, rng.random(n) >= 0.177,
+                     recid & (rng.random(n) < 0.9)).astype(np.int64)
+    wait = np.minimum(rng.gamma(1.3, 260.0, n), 729.0).round().astype(np.int64) + 1
+    end = np.where(two_year == 1, np.where(event == 1, wait, rng.integers(0, 1_187, n)),
+                   np.where(rng.random(n) < 0.10, rng.integers(0, 730, n),
+                            rng.integers(730, 1_187, n)))
+    ids = np.sort(np.concatenate([[1], rng.choice(np.arange(2, 11_002), n - 1, replace=False)]))
+    names = np.array([f"person {i} name" for i in range(n)], dtype=object)
+    repeats = rng.choice(n, max(n * 56 // 7_214, 1), replace=False)
+    names[repeats] = names[rng.choice(n, repeats.size)]  # 7,158 distinct names in 7,214 rows
+    first_names = np.array([f"first{k}" for k in rng.zipf(1.3, n) % 2_800], dtype=object)
+    last_names = np.array([f"last{k}" for k in rng.zipf(1.2, n) % 3_950], dtype=object)
+    v_decile = np.clip(decile + rng.integers(-2, 3, n), 1, 10)
+
+    def score_text(scores: np.ndarray) -> np.ndarray:
+        return np.where(scores <= 4, "Low", np.where(scores <= 7, "Medium", "High"))
     screening = _dates(rng, n)
     age_cat = np.where(age < 25, "Less than 25", np.where(age > 45, "Greater than 45", "25 - 45"))
 
@@ -92,8 +125,7 @@ def compas_like_frame(n: int = 7_214, seed: int = 0) -> pd.DataFrame:
     c_days = rng.integers(0, 40, n).astype(float)
     c_days[rng.random(n) < 0.003] = np.nan
     values = [
-        np.arange(1, n + 1), [f"person {i} name" for i in range(n)],
-        [f"first{i}" for i in range(n)], [f"last{i}" for i in range(n)], screening,
+        ids, names, first_names, last_names, screening,
         sex, _dates(rng, n, "1950-01-01", 18_000), age, age_cat, race, juv_fel, decile,
         juv_misd, rng.poisson(0.1, n).astype(np.int64), priors, days_arrest,
         where(rng.random(n) > 0.04, _dates(rng, n)), where(rng.random(n) > 0.04, _dates(rng, n)),
@@ -110,13 +142,10 @@ def compas_like_frame(n: int = 7_214, seed: int = 0) -> pd.DataFrame:
         where(violent, np.array([f"16{i:06d}MM10A" for i in range(n)], dtype=object)),
         where(violent, rng.choice(["(F3)", "(M1)", "(F2)"], n)), where(violent, _dates(rng, n)),
         where(violent, rng.choice(np.array(CHARGES[:2], dtype=object), n)),
-        np.full(n, "Risk of Recidivism", dtype=object), decile,
-        np.where(decile <= 4, "Low", np.where(decile <= 7, "Medium", "High")), screening,
-        np.full(n, "Risk of Violence", dtype=object),
-        np.clip(decile + rng.integers(-2, 3, n), 1, 10),
-        rng.choice(["Low", "Medium", "High"], n), screening,
+        np.full(n, "Risk of Recidivism", dtype=object), decile, score_text(decile), screening,
+        np.full(n, "Risk of Violence", dtype=object), v_decile, score_text(v_decile), screening,
         where(rng.random(n) > 0.03, _dates(rng, n)), where(rng.random(n) > 0.03, _dates(rng, n)),
-        priors, rng.integers(0, 30, n), rng.integers(30, 1_186, n), two_year, two_year,
+        priors, rng.integers(0, 30, n), end, event, two_year,
     ]
     frame = pd.concat([pd.Series(v).rename(i) for i, v in enumerate(values)], axis=1)
     frame.columns = list(COMPAS_COLUMNS)

@@ -31,7 +31,17 @@ SNIFF_BYTES = 64 * 1024
 
 @dataclass(frozen=True)
 class LoadedTable:
-    """A table read from a file, with what the reader had to decide on the way."""
+    """A table read from a file, with what the reader had to decide on the way.
+
+    Attributes
+    ----------
+    frame : pandas.DataFrame
+        The table, its repeated column names made unique.
+    source : str
+        Where it came from (the file name).
+    notes : tuple of str
+        What the reader decided (encoding, delimiter, dropped copies).
+    """
 
     frame: pd.DataFrame
     source: str
@@ -39,7 +49,25 @@ class LoadedTable:
 
 
 def read_table(source: str | Path | bytes, name: str | None = None) -> LoadedTable:
-    """Read a CSV/TSV/Parquet file from a path or from raw bytes (then ``name`` gives the type)."""
+    """Read a CSV/TSV/Parquet file from a path or from raw bytes (then ``name`` gives the type).
+
+    Parameters
+    ----------
+    source : str, pathlib.Path or bytes
+        A file path, or the file's bytes (an upload).
+    name : str, optional
+        The file's name; its extension tells the type of raw bytes.
+
+    Returns
+    -------
+    LoadedTable
+        The table (``.frame``) and what was noted while reading it (encoding, delimiter).
+
+    Raises
+    ------
+    DataError
+        A sentence naming the problem when the file cannot be read.
+    """
     if isinstance(source, (str, Path)):
         path = Path(source)
         name = name or path.name

@@ -28,6 +28,7 @@ import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
@@ -63,26 +64,43 @@ SPLIT_PARTS = ("train", "calibration", "test")
 FOREST_TREES = 300
 #: Smallest leaf of the random forest (larger leaves give less extreme probabilities).
 FOREST_MIN_LEAF = 5
+#: A reference model whose test AUC reaches this reads the outcome more often than not: few
+#: real prediction problems of the kind audited here allow it.
+HIGH_AUC = 0.95
+#: A test AUC this far above that of the same model without the flagged columns says the
+#: flagged columns carry the outcome.
+AUC_MARGIN = 0.05
+#: Most model features whose drop-column importance is computed (refits of the model).
+MAX_DROPPED = 5
 
 
 @dataclass(frozen=True)
 class ReferenceModelResult:
     """A trained reference model's predictions, ready for an audit.
 
-    Attributes:
-        frame: the calibration and test rows (original order, fresh index) with every
-            original column, one probability column per class (``p_<class>``; binary: only
-            ``p_<positive class>``) and a ``split`` column (``calibration`` / ``test``).
-        mapping: label, probability columns, split and (binary) positive class; no audit
-            features or groups yet.
-        n_train: rows the model was fitted on (they are not in ``frame``).
-        model: the model's name, a key of :data:`REFERENCE_MODELS`.
-        classes: class names in probability-column order.
-        notes: sentences describing what was done, for the validation report.
-        warnings: sentences naming chosen model features that the leakage screen would have
-            left out (a column separating the label, an identifier, dates), with their
-            single-feature AUC.
-        features: the model features used.
+    Attributes
+    ----------
+    frame
+        the calibration and test rows (original order, fresh index) with every
+        original column, one probability column per class (``p_<class>``; binary: only
+        ``p_<positive class>``) and a ``split`` column (``calibration`` / ``test``).
+    mapping
+        label, probability columns, split and (binary) positive class; no audit
+        features or groups yet.
+    n_train
+        rows the model was fitted on (they are not in ``frame``).
+    model
+        the model's name, a key of :data:`REFERENCE_MODELS`.
+    classes
+        class names in probability-column order.
+    notes
+        sentences describing what was done, for the validation report.
+    warnings
+        sentences naming chosen model features that the leakage screen would have
+        left out (a column separating the label, an identifier, dates), with their
+        single-feature AUC.
+    features
+        the model features used.
     """
 
     frame: pd.DataFrame
@@ -93,6 +111,42 @@ class ReferenceModelResult:
     notes: tuple[str, ...]
     warnings: tuple[str, ...] = ()
     features: tuple[str, ...] = ()
+    check: ModelCheck | None = None
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """Whether a trained reference model reads the outcome as a whole (issue 29).
+
+    A single column can pass the leakage screen and a model still read the outcome from
+    several together. After training, the model's AUC on the test rows is compared with
+    :data:`HIGH_AUC` and with the AUC of the same model trained without the chosen columns
+    the screen flags (the *baseline*); when it is high, or above the baseline by
+    :data:`AUC_MARGIN`, the columns whose removal lowers the AUC on the calibration rows
+    most (drop-column importance: the model refitted without each) are named.
+
+    Attributes
+    ----------
+    test_auc : float
+        AUC on the test rows (Hand & Till's M for several classes).
+    baseline_auc : float or None
+        The same for the model without the flagged chosen columns (``None`` when none was
+        chosen, or nothing else was).
+    flagged : tuple of str
+        The chosen columns the leakage screen flags.
+    importance : tuple of (str, float)
+        Drop-column importance on the calibration rows, largest first (computed only when
+        the check fires).
+    warning : str or None
+        The sentence for the Data page and the validation report, ``None`` when the check
+        passes.
+    """
+
+    test_auc: float
+    baseline_auc: float | None = None
+    flagged: tuple[str, ...] = ()
+    importance: tuple[tuple[str, float], ...] = ()
+    warning: str | None = None
 
 
 # --------------------------------------------------------------------------- checks
@@ -424,11 +478,16 @@ def default_model_features(
     out too. A label that cannot be trained on (missing values, one class) raises the
     DataError :func:`train_reference_model` would.
 
-    Args:
-        df: the raw table (not modified; repeated names are made unique as for training).
-        label: the outcome column.
-        fractions: shares of train, calibration and test rows.
-        seed: seeds the split.
+    Parameters
+    ----------
+    df
+        the raw table (not modified; repeated names are made unique as for training).
+    label
+        the outcome column.
+    fractions
+        shares of train, calibration and test rows.
+    seed
+        seeds the split.
     """
     deduplicated = deduplicate_columns(df)
     frame = deduplicated.frame
@@ -461,25 +520,34 @@ def train_reference_model(
 ) -> ReferenceModelResult:
     """Train a reference model on a stratified train part and predict the other rows.
 
-    Args:
-        df: the raw table (not modified).
-        label: the outcome column (two or more classes, no missing values).
-        model_features: the columns the model learns from; text, categorical and boolean
-            columns are one-hot encoded, numeric ones must have no missing values. ``None``:
-            :func:`default_model_features` (leaks, identifiers and dates left out). Chosen
-            columns the leakage screen would leave out are used, and named in ``warnings``.
-        model: a key of :data:`REFERENCE_MODELS` — ``"logistic"`` (standardised numbers,
-            L2-penalised logistic regression, multinomial for several classes),
-            ``"random_forest"`` (300 trees, leaves of at least 5 rows, which keeps the
-            probabilities from being extreme), ``"random_forest_default"`` (scikit-learn's
-            defaults: 100 trees grown until their leaves are pure — the configuration of the
-            I-trustworthy COMPAS audit, whose overfit forest is miscalibrated) or
-            ``"gradient_boosting"`` (scikit-learn's HistGradientBoostingClassifier).
-        fractions: shares of train, calibration and test rows.
-        seed: seeds the split and the model.
+    Parameters
+    ----------
+    df
+        the raw table (not modified).
+    label
+        the outcome column (two or more classes, no missing values).
+    model_features
+        the columns the model learns from; text, categorical and boolean
+        columns are one-hot encoded, numeric ones must have no missing values. ``None``:
+        :func:`default_model_features` (leaks, identifiers and dates left out). Chosen
+        columns the leakage screen would leave out are used, and named in ``warnings``.
+    model
+        a key of :data:`REFERENCE_MODELS` — ``"logistic"`` (standardised numbers,
+        L2-penalised logistic regression, multinomial for several classes),
+        ``"random_forest"`` (300 trees, leaves of at least 5 rows, which keeps the
+        probabilities from being extreme), ``"random_forest_default"`` (scikit-learn's
+        defaults: 100 trees grown until their leaves are pure — the configuration of the
+        I-trustworthy COMPAS audit, whose overfit forest is miscalibrated) or
+        ``"gradient_boosting"`` (scikit-learn's HistGradientBoostingClassifier).
+    fractions
+        shares of train, calibration and test rows.
+    seed
+        seeds the split and the model.
 
-    Raises:
-        DataError: a sentence naming the column at fault and the fix.
+    Raises
+    ------
+    DataError
+        a sentence naming the column at fault and the fix.
     """
     _check_model(model)
     shares = _check_fractions(fractions)
@@ -511,11 +579,12 @@ def train_reference_model(
     train = split == "train"
     screen = screen_features(df, label, y, train, columns=features, classes=classes, seed=seed)
     inputs = _model_inputs(df, numeric, categorical)
-    estimator = _make_estimator(model, numeric, categorical, seed)
-    estimator.fit(inputs[train], y[train])
+    estimator = _fit(model, inputs, y, train, numeric, categorical, seed)
     # Every class has a training row (stratified split, ≥ 3 rows per class), so the columns
     # of predict_proba are the classes 0..m-1 in order.
     probs = estimator.predict_proba(inputs[~train])
+    check = check_model(model, inputs, y, split, numeric, categorical, seed, probs,
+                        tuple(item.column for item in screen.flagged()), label, screen.auc)
 
     frame = df.iloc[np.flatnonzero(~train)].reset_index(drop=True).drop(columns=replaced)
     kept = probs[:, 1:] if len(classes) == 2 else probs
@@ -530,15 +599,130 @@ def train_reference_model(
     notes = deduplicated.notes + _notes(
         model, split, label, classes, numeric, categorical, replaced, seed, missing_levels
     ) + _leakage_note(screen)
+    warnings = leakage_warnings(screen, features) + ((check.warning,) if check.warning else ())
     return ReferenceModelResult(
         frame=frame, mapping=mapping, n_train=int(train.sum()), model=model, classes=classes,
-        notes=notes, warnings=leakage_warnings(screen, features), features=tuple(features),
+        notes=notes, warnings=warnings, features=tuple(features), check=check,
     )
 
 
+def _fit(model: str, inputs: pd.DataFrame, y: np.ndarray, train: np.ndarray,
+         numeric: list[str], categorical: list[str], seed: int) -> Pipeline:
+    estimator = _make_estimator(model, numeric, categorical, seed)
+    estimator.fit(inputs.loc[train, numeric + categorical], y[train])
+    return estimator
+
+
+def _auc(y: np.ndarray, probs: np.ndarray) -> float:
+    """AUC of predicted class probabilities: binary, of the positive class; more classes,
+    Hand & Till's M (scikit-learn's one-vs-one average). ``nan`` when a class is absent."""
+    m = probs.shape[1]
+    if np.unique(y).size < m:
+        return float("nan")
+    if m == 2:
+        return float(roc_auc_score(y, probs[:, 1]))
+    return float(roc_auc_score(y, probs, multi_class="ovo", labels=np.arange(m)))
+
+
+def check_model(model: str, inputs: pd.DataFrame, y: np.ndarray, split: np.ndarray,
+                numeric: list[str], categorical: list[str], seed: int, probs: np.ndarray,
+                flagged: tuple[str, ...], label: str,
+                strength: dict[str, float] | None = None) -> ModelCheck:
+    """The whole-model check of :class:`ModelCheck` for a model already fitted.
+
+    Parameters
+    ----------
+    model : str
+        A key of :data:`REFERENCE_MODELS`.
+    inputs : pandas.DataFrame
+        The model features of every row, as the estimator sees them.
+    y : numpy.ndarray
+        Integer labels of every row.
+    split : numpy.ndarray
+        ``train`` / ``calibration`` / ``test`` of every row.
+    numeric, categorical : list of str
+        The model features by kind.
+    seed : int
+        Seeds the refits as the model.
+    probs : numpy.ndarray
+        The fitted model's class probabilities on the rows outside ``train``, in order.
+    flagged : tuple of str
+        The chosen model features the leakage screen flags.
+    label : str
+        The label's name, for the sentence.
+    strength : dict, optional
+        Single-feature AUCs: after the flagged columns, the strongest are dropped first.
+
+    Returns
+    -------
+    ModelCheck
+    """
+    train = split == "train"
+    held = split[~train]
+    test_auc = _auc(y[~train][held == "test"], probs[held == "test"])
+    flagged = tuple(c for c in numeric + categorical if c in flagged)
+    honest = ([c for c in numeric if c not in flagged],
+              [c for c in categorical if c not in flagged])
+    baseline = None
+    if flagged and (honest[0] or honest[1]):
+        refit = _fit(model, inputs, y, train, *honest, seed)
+        test = split == "test"
+        baseline = _auc(y[test], refit.predict_proba(inputs.loc[test, honest[0] + honest[1]]))
+    high = np.isfinite(test_auc) and test_auc >= HIGH_AUC
+    gap = baseline is not None and np.isfinite(baseline) and test_auc - baseline >= AUC_MARGIN
+    if not (high or gap):
+        return ModelCheck(test_auc, baseline, flagged)
+    importance = _drop_column_importance(model, inputs, y, split, numeric, categorical, seed,
+                                         probs[held == "calibration"], flagged, strength or {})
+    named = [(c, drop) for c, drop in importance[:3] if drop > 0]
+    if gap:
+        sentence = (f"The reference model reaches a test AUC of {test_auc:.3f}, against "
+                    f"{baseline:.3f} for the same model without "
+                    f"{', '.join(repr(c) for c in flagged)}, which the leakage screen flags: "
+                    "those columns carry much of the outcome.")
+    else:
+        sentence = (f"The reference model reaches a test AUC of {test_auc:.3f} on '{label}': "
+                    "higher than real prediction problems of this kind usually allow, which "
+                    "often means the model features hold the outcome in another form.")
+    if named:
+        sentence += (f" Removing '{named[0][0]}' lowers the AUC on the calibration rows most "
+                     f"(by {named[0][1]:.3f})" + "".join(f", then '{c}' (by {drop:.3f})"
+                                                         for c, drop in named[1:]) + ".")
+    sentence += (" Check that every model feature is known when the prediction is made: an "
+                 "audit of a model that reads the outcome looks better than the truth.")
+    return ModelCheck(test_auc, baseline, flagged, tuple(importance), sentence)
+
+
+def _drop_column_importance(model: str, inputs: pd.DataFrame, y: np.ndarray,
+                            split: np.ndarray, numeric: list[str], categorical: list[str],
+                            seed: int, calibration_probs: np.ndarray,
+                            flagged: tuple[str, ...],
+                            strength: dict[str, float]) -> list[tuple[str, float]]:
+    """AUC on the calibration rows of the fitted model minus that of the model refitted
+    without each column, largest first; at most :data:`MAX_DROPPED` columns (the flagged
+    ones, then the others by their single-feature AUC), none when only one column is used."""
+    columns = numeric + categorical
+    if len(columns) < 2:
+        return []
+    calibration = split == "calibration"
+    full = _auc(y[calibration], calibration_probs)
+    others = sorted((c for c in columns if c not in flagged),
+                    key=lambda c: -np.nan_to_num(strength.get(c, 0.5), nan=0.5))
+    candidates = [*flagged, *others][:MAX_DROPPED]
+    drops = []
+    for column in candidates:
+        kept = ([c for c in numeric if c != column], [c for c in categorical if c != column])
+        refit = _fit(model, inputs, y, split == "train", *kept, seed)
+        without = _auc(y[calibration],
+                       refit.predict_proba(inputs.loc[calibration, kept[0] + kept[1]]))
+        drops.append((column, float(full - without)))
+    return sorted(drops, key=lambda item: -item[1])
+
+
 def _leakage_note(screen: FeatureScreen) -> tuple[str, ...]:
-    """The strongest single model feature, when none separates the label by itself."""
-    if screen.leaks() or not screen.auc:
+    """The strongest single model feature, when the screen flags none of them (a reassurance
+    beside a flagged column would mislead: issue 29)."""
+    if screen.flagged() or not screen.auc:
         return ()
     column = max(screen.auc, key=lambda c: screen.auc[c])
     return (f"No model feature separates '{screen.label}' by itself: the strongest, "

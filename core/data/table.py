@@ -27,11 +27,15 @@ MISSING_LEVEL = "(missing)"
 class DeduplicatedTable:
     """A table whose column names are unique, and what was done to make them so.
 
-    Attributes:
-        frame: the table; the caller's frame itself when no name repeats, else a new frame.
-        notes: one sentence per repeated name, for the person who loaded the table.
-        ambiguous: each repeated name whose columns hold different values → the names its
-            columns were kept under (``'sex (column 3)'``, ``'sex (column 4)'``).
+    Attributes
+    ----------
+    frame
+        the table; the caller's frame itself when no name repeats, else a new frame.
+    notes
+        one sentence per repeated name, for the person who loaded the table.
+    ambiguous
+        each repeated name whose columns hold different values → the names its
+        columns were kept under (``'sex (column 3)'``, ``'sex (column 4)'``).
     """
 
     frame: pd.DataFrame
@@ -68,11 +72,21 @@ def deduplicate_columns(df: pd.DataFrame) -> DeduplicatedTable:
     * all hold the same values: the first is kept under the name, the copies are dropped;
     * they differ: every distinct version is kept, named ``'<name> (column k)'`` after its
       first position k in the table (counted from 1), and the bare name is listed in
-      :attr:`DeduplicatedTable.ambiguous`, so that mapping it to a role can be refused
+      ``DeduplicatedTable.ambiguous``, so that mapping it to a role can be refused
       (:meth:`AuditData.from_mapping` does) instead of silently taking one of them.
 
-    Each case adds a sentence to :attr:`DeduplicatedTable.notes`. The caller's frame is not
+    Each case adds a sentence to ``DeduplicatedTable.notes``. The caller's frame is not
     modified.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table as read.
+
+    Returns
+    -------
+    DeduplicatedTable
+        The table with unique names, the ambiguous names and the notes.
     """
     names = list(df.columns)
     if not pd.Index(names).duplicated().any():
@@ -168,6 +182,15 @@ def is_categorical(series: pd.Series) -> bool:
     a two-level category (``False`` / ``True``), as a user expects. Numeric columns, 0/1
     included, stay numeric. The one rule for audit features (:class:`AuditData`) and model
     features (:mod:`core.data.reference_model`).
+
+    Parameters
+    ----------
+    series : pandas.Series
+        One column.
+
+    Returns
+    -------
+    bool
     """
     return pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series)
 
@@ -177,6 +200,16 @@ def summarise_columns(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
     Numeric columns get missing count, distinct count, mean, standard deviation, minimum,
     median and maximum; the others their missing count, number of levels and top level.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table.
+
+    Returns
+    -------
+    numeric, categorical : pandas.DataFrame
+        One row per column of each kind.
     """
     numeric_rows, categorical_rows = [], []
     for column in df.columns:

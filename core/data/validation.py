@@ -202,7 +202,17 @@ def check_features(X: ArrayLike | None, n: int, name: str = "X") -> np.ndarray:
 
 
 def is_binary(probs: ArrayLike) -> bool:
-    """True for ``(n,)`` probabilities of the positive class or an ``(n, 2)`` matrix."""
+    """True for ``(n,)`` probabilities of the positive class or an ``(n, 2)`` matrix.
+
+    Parameters
+    ----------
+    probs : array_like
+        Probabilities.
+
+    Returns
+    -------
+    bool
+    """
     shape = np.shape(probs)
     return len(shape) == 1 or (len(shape) == 2 and shape[1] == 2)
 

@@ -186,7 +186,26 @@ def compare_ensemble(data: AuditData, members: Sequence[int], features: Sequence
                      progress: Progress | None = None) -> CredalComparison:
     """:func:`compare_weights` on the chosen members (indices into ``data.member_names``) and
     features of ``data`` (:func:`ensemble_inputs`), with their names recorded for the page,
-    the report and the command line."""
+    the report and the command line.
+
+    Parameters
+    ----------
+    data : AuditData
+        A table with ensemble members.
+    members : sequence of int
+        Indices into ``data.member_names`` (at least two).
+    features : sequence of str
+        Audit features the weights λ(x) may depend on.
+    settings : CredalSettings
+        Estimator, resamples, split, level, seed and null.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    CredalComparison
+        The three tests (learned, mean, sampled) with the members' and features' names.
+    """
     comparison = compare_weights(*ensemble_inputs(data, members, features), settings,
                                  progress=progress)
     return replace(comparison, members=tuple(data.member_names[m] for m in members),

@@ -94,7 +94,19 @@ WEIGHT_LABELS = {
 
 def null_description(null: str, weights: str) -> str:
     """How the null of the ``weights`` test was drawn under ``null`` (for captions): the
-    mean and sampled tests fit no weights on other rows, so ``"refit"`` keeps their rows."""
+    mean and sampled tests fit no weights on other rows, so ``"refit"`` keeps their rows.
+
+    Parameters
+    ----------
+    null : {"bootstrap", "consistency", "refit"}
+        The null asked for.
+    weights : {"learned", "mean", "sampled"}
+        The weights of the test.
+
+    Returns
+    -------
+    str
+    """
     if null == "refit" and weights != "learned":
         return f"{NULL_LABELS['consistency']} (this test fits no weights to refit)"
     return NULL_LABELS[null]

@@ -86,7 +86,20 @@ class WeightSettings:
 
 def combine(weights: np.ndarray, members: np.ndarray) -> np.ndarray:
     """``f_λ(x_i) = Σ_m λ_im f^(m)(x_i)``: ``(n, M)`` weights and ``(n, M, K)`` members give
-    ``(n, K)``."""
+    ``(n, K)``.
+
+    Parameters
+    ----------
+    weights : array_like
+        ``(n, M)`` convex weights, rows summing to 1.
+    members : array_like
+        ``(n, M, K)`` members' class probabilities.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, K)``.
+    """
     return np.einsum("nm,nmk->nk", weights, members)
 
 

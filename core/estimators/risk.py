@@ -60,6 +60,19 @@ def notion_inputs(p: np.ndarray, labels: np.ndarray, notion: str
 
     Unchecked (inputs validated by the caller). Top-label: ``(c,)`` and ``(n, 1)`` residuals
     ``c − o``; canonical: the ``(n, m)`` probability matrix and ``P − onehot(y)``.
+
+    Parameters
+    ----------
+    p : numpy.ndarray
+        ``(n, m)`` probabilities.
+    labels : numpy.ndarray
+        ``(n,)`` labels.
+    notion : {"top-label", "canonical"}
+        Calibration notion.
+
+    Returns
+    -------
+    points, residuals : numpy.ndarray
     """
     P = probability_matrix(p)
     if notion == "canonical":

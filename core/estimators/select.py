@@ -43,6 +43,21 @@ class SelectionSettings:
     """The settings of one :func:`select` run, as one hashable value (a page's cache key).
 
     ``select(probs, y, **dataclasses.asdict(settings))`` runs it.
+
+    Attributes
+    ----------
+    notion : {"top-label", "canonical"}
+        Calibration notion.
+    folds : int
+        Cross-validation folds.
+    test_size : float
+        Fraction of rows held out for the estimate.
+    seed : int or None
+        Seed of the shuffle and subsamples.
+    max_fit_rows : int
+        Most training rows of a kernel estimator per fold.
+    max_rows : int or None
+        Rows of a seeded subsample for the whole pipeline.
     """
 
     notion: str = "top-label"
@@ -315,6 +330,17 @@ def summary_lines(selection: EstimatorSelection, z: float = 2.0) -> list[str]:
     An estimator counts as worse than the selected one when its paired risk gap exceeds ``z``
     standard errors; otherwise the risk cannot tell them apart (Gruber & Bach §5.2 find this
     often) and the spread of their estimates is the honest uncertainty.
+
+    Parameters
+    ----------
+    selection : EstimatorSelection
+        What :func:`select` returned.
+    z : float, default 2.0
+        Standard errors a risk gap must exceed to count.
+
+    Returns
+    -------
+    list of str
     """
     table = selection.table
     best = table[table["selected"]].iloc[0]

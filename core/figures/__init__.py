@@ -5,7 +5,8 @@ template and captions every figure gets, :mod:`core.figures.palette` the colours
 of each page are in the module named after it (:mod:`core.figures.reliability`,
 :mod:`core.figures.trust`, :mod:`core.figures.local_bias`, :mod:`core.figures.lce`,
 :mod:`core.figures.recalibration`, :mod:`core.figures.ensembles`,
-:mod:`core.figures.estimators`, :mod:`core.figures.data`, :mod:`core.figures.findings`).
+:mod:`core.figures.estimators`, :mod:`core.figures.data`, :mod:`core.figures.findings`,
+:mod:`core.figures.over_time`).
 """
 
 from core.figures.data import class_balance_figure
@@ -32,6 +33,13 @@ from core.figures.lce import (
     mlce_curve_figure,
 )
 from core.figures.local_bias import lcb_figure
+from core.figures.over_time import (
+    brier_sequence_figure,
+    eprocess_figure,
+    group_eprocess_figure,
+    group_gap_figure,
+    period_metric_figure,
+)
 from core.figures.recalibration import (
     klce_pvalue_figure,
     lcb_before_after_figure,
@@ -46,6 +54,11 @@ from core.figures.reliability import (
 from core.figures.trust import null_histogram_figure, p_value_heatmap_figure
 
 __all__ = [
+    "brier_sequence_figure",
+    "eprocess_figure",
+    "group_eprocess_figure",
+    "group_gap_figure",
+    "period_metric_figure",
     "class_balance_figure",
     "credal_p_values_figure",
     "credal_weights_figure",

@@ -17,6 +17,15 @@ def class_balance_figure(balance: pd.DataFrame) -> go.Figure:
     ``count``,
     ``share`` and ``mean predicted probability``. A calibrated model has the two bars of each
     class at the same height.
+
+    Parameters
+    ----------
+    balance : pandas.DataFrame
+        As above.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     figure = go.Figure()
     figure.add_bar(

@@ -22,7 +22,25 @@ def credal_weights_figure(feature: np.ndarray, weights: np.ndarray,
                           max_points: int = 5_000) -> go.Figure:
     """Learned weights λ_m(x) of each member against one feature (which member is trusted
     where): one marker series per member, rows sorted by the feature; each row's weights
-    sum to 1. At most ``max_points`` rows (evenly spaced in feature order) are drawn."""
+    sum to 1. At most ``max_points`` rows (evenly spaced in feature order) are drawn.
+
+    Parameters
+    ----------
+    feature : array_like
+        ``(n,)`` the feature's value per row.
+    weights : array_like
+        ``(n, M)`` learned weights.
+    member_names : sequence of str
+        The M members' names.
+    feature_name : str
+        The x-axis title.
+    max_points : int, default 5000
+        Most rows drawn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     order = np.argsort(feature, kind="stable")
     if order.size > max_points:
         order = order[np.linspace(0, order.size - 1, max_points).astype(int)]
@@ -49,7 +67,25 @@ def credal_weights_map_figure(coords: np.ndarray, weights: np.ndarray,
                               max_points: int = 20_000) -> go.Figure:
     """The learned weights over a 2-D embedding of the features: each row coloured by the
     member with the largest weight, more opaque the larger that weight (hover: all weights).
-    At most ``max_points`` rows are drawn (an even subsample)."""
+    At most ``max_points`` rows are drawn (an even subsample).
+
+    Parameters
+    ----------
+    coords : array_like
+        ``(n, 2)`` embedding coordinates.
+    weights : array_like
+        ``(n, M)`` learned weights.
+    member_names : sequence of str
+        The M members' names.
+    axis_titles : tuple of str
+        Titles of the two axes.
+    max_points : int, default 20000
+        Most rows drawn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     rows = np.arange(coords.shape[0])
     if rows.size > max_points:
         rows = rows[np.linspace(0, rows.size - 1, max_points).astype(int)]
@@ -78,7 +114,19 @@ def credal_weights_map_figure(coords: np.ndarray, weights: np.ndarray,
 def credal_p_values_figure(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
     """The p-values of the credal-set tests side by side (``CredalComparison.table()``:
     columns ``test``, ``p_value``, ``verdict``), with the level α marked; bars at or below α
-    are red."""
+    are red.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        As above.
+    alpha : float, default 0.05
+        The level marked.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     colors = [GAP_COLOR if p <= alpha else OBSERVED_COLOR for p in table["p_value"]]
     figure = go.Figure(go.Bar(
         x=table["p_value"], y=table["test"], orientation="h", marker_color=colors,

@@ -24,10 +24,19 @@ def _estimator_names(table: pd.DataFrame) -> list[str]:
 def estimator_risk_figure(table: pd.DataFrame) -> go.Figure:
     """Validation risk (Gruber & Bach eq. 20) of each estimator at its chosen hyperparameter.
 
-    ``table`` is :attr:`core.estimators.EstimatorSelection.table`. Left: the mean risk over the
-    folds ± 1 standard error. Right: the risk above the selected estimator's, from per-fold
-    paired differences ± 1 standard error — the folds share their rows, so this is the
+    ``table`` is the ``table`` of :class:`core.estimators.EstimatorSelection`. Left: the mean
+    risk over the folds ± 1 standard error. Right: the risk above the selected estimator's,
+    from per-fold paired differences ± 1 standard error — the folds share their rows, so this is the
     comparison that says whether one estimator is really better than another.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        As above.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     names = _estimator_names(table)
     colors = [ESTIMATE_COLORS["selected"] if s else ESTIMATE_COLORS["candidate"]
@@ -58,6 +67,15 @@ def estimator_curves_figure(curves: pd.DataFrame, table: pd.DataFrame) -> go.Fig
     ``curves`` and ``table`` come from :func:`core.estimators.select`. The band is ± 1
     standard error over the folds; the chosen value is marked, and for binning the fixed
     15 bins as well. Bandwidths and ridge constants are drawn on log axes.
+
+    Parameters
+    ----------
+    curves, table : pandas.DataFrame
+        As above.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     from core.estimators import ESTIMATORS  # figures stay importable without the registry
 
@@ -101,6 +119,15 @@ def estimator_estimates_figure(estimates: pd.DataFrame) -> go.Figure:
 
     ``estimates`` is :func:`core.estimators.estimates_table`; the selected estimator is dark,
     the binned values of the Reliability page are yellow.
+
+    Parameters
+    ----------
+    estimates : pandas.DataFrame
+        As above.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     binned = estimates["risk"].isna()
     colors = [ESTIMATE_COLORS["binned"] if b else ESTIMATE_COLORS["selected"] if s

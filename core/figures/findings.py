@@ -33,7 +33,21 @@ def slice_forest_figure(table: pd.DataFrame, max_rows: int = 25,
                         interval: str = "simultaneous 95% interval") -> go.Figure:
     """Gap (observed − predicted) of the first ``max_rows`` slices of a slice table (most
     significant first) with their intervals, coloured by status; the zero line is perfect
-    calibration on the slice."""
+    calibration on the slice.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A slice table (``SliceDiscovery.findings`` or ``.table``).
+    max_rows : int, default 25
+        Slices drawn at most.
+    interval : str
+        The interval's name, for the axis title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     shown = table.head(max_rows).iloc[::-1]
     labels = shown["slice"]
     if table["class"].nunique() > 1:  # one row per slice and class: name the class
@@ -70,7 +84,19 @@ def slice_forest_figure(table: pd.DataFrame, max_rows: int = 25,
 def slice_treemap_figure(discovery: SliceDiscovery, class_name: str | None = None) -> go.Figure:
     """The deepest slices tested (pairs of columns by default), grouped by the columns they
     combine, sized by rows and coloured by gap; flagged slices are starred. ``class_name``
-    picks the class of a multiclass family (default: the first)."""
+    picks the class of a multiclass family (default: the first).
+
+    Parameters
+    ----------
+    discovery : SliceDiscovery
+        What :func:`core.local.discover_slices` returned.
+    class_name : str, optional
+        The class of a multiclass family.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     family = discovery.family
     table = discovery.table
     class_name = class_name if class_name is not None else discovery.classes[0]
@@ -122,7 +148,21 @@ def slice_reliability_figure(inside: pd.DataFrame, rest: pd.DataFrame | None, na
                              notion: str = "positive") -> go.Figure:
     """Reliability diagrams of a slice and of the rest of the data on one pair of axes, from
     two :func:`core.metrics.reliability_table` tables (bins without rows left out; ``rest``
-    ``None`` when the slice holds every row)."""
+    ``None`` when the slice holds every row).
+
+    Parameters
+    ----------
+    inside, rest : pandas.DataFrame
+        The reliability tables of the slice and of the other rows (``rest`` may be ``None``).
+    name : str
+        The slice's name.
+    notion : str
+        The calibration notion, for the axis titles.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     name = escape(name)
     figure = go.Figure()
     figure.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
@@ -155,7 +195,23 @@ def slice_lcb_figure(points: pd.DataFrame, x_name: str, name: str,
                      max_points: int = 20_000) -> go.Figure:
     """The local calibration bias of each row against ``x_name``: the slice's rows in colour,
     the others in grey (``points`` has columns ``x_name``, ``lcb`` and boolean ``inside``; at
-    most ``max_points`` drawn, a seeded sample), with the mean LCB inside and outside."""
+    most ``max_points`` drawn, a seeded sample), with the mean LCB inside and outside.
+
+    Parameters
+    ----------
+    points : pandas.DataFrame
+        As above.
+    x_name : str
+        The x-axis column.
+    name : str
+        The slice's name.
+    max_points : int, default 20000
+        Points drawn at most.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     if len(points) > max_points:
         points = points.sample(max_points, random_state=0)
     name, x_label = escape(name), escape(x_name)

@@ -29,6 +29,25 @@ def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarra
     Points of the selected confidence bin are coloured (diverging scale around 0 for the
     signed LCE: red over-confident, blue under-confident); the others are drawn faintly for
     context. At most ``max_points`` points of each kind are sent to the browser.
+
+    Parameters
+    ----------
+    coords : array_like
+        ``(n, 2)`` embedding coordinates.
+    values : array_like
+        ``(n,)`` LCE per row.
+    in_bin : array_like of bool
+        Rows of the selected confidence bin.
+    signed : bool
+        Whether ``values`` is the signed LCE.
+    title : str
+        The figure's title.
+    max_points : int, default 50000
+        Points of each kind drawn at most.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     background, chosen = _bin_rows(in_bin, max_points)
     figure = go.Figure()
@@ -61,7 +80,25 @@ def lce_cdf_figure(values: np.ndarray, fraction: np.ndarray, bin_error: float,
     """CDF of the LCE inside one confidence bin against the bin's calibration error (Fig. 2,
     right): a curve lying right of the line means local errors the bin average hides. At
     most ``max_points`` steps are drawn (evenly spaced in rank, the first and last kept:
-    the curve is unchanged to 1/max_points in height)."""
+    the curve is unchanged to 1/max_points in height).
+
+    Parameters
+    ----------
+    values : array_like
+        The sorted LCE values of the bin.
+    fraction : array_like
+        Their cumulative share.
+    bin_error : float
+        The bin's calibration error (a vertical line).
+    mean_lce : float
+        The mean LCE of the bin.
+    max_points : int, default 2000
+        Steps drawn at most.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     if values.size > max_points:
         keep = np.linspace(0, values.size - 1, max_points).astype(int)
         values, fraction = values[keep], fraction[keep]
@@ -83,7 +120,21 @@ def lce_cdf_figure(values: np.ndarray, fraction: np.ndarray, bin_error: float,
 def mlce_curve_figure(curve: pd.DataFrame, mce: float, selected: float | None = None
                       ) -> go.Figure:
     """MLCE against the kernel bandwidth γ (Luo et al. Fig. 1/3), with the global MCE that
-    the curve approaches as γ → ∞ and the mean LCE beside it."""
+    the curve approaches as γ → ∞ and the mean LCE beside it.
+
+    Parameters
+    ----------
+    curve : pandas.DataFrame
+        MLCE over γ (:func:`core.local.mlce_curve`).
+    mce : float
+        The global MCE.
+    selected : float, optional
+        The γ of the landscape, marked.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     figure = go.Figure()
     figure.add_scatter(x=curve["gamma"], y=curve["mlce"], mode="lines+markers", name="MLCE",
                        line=dict(color=OBSERVED_COLOR, width=2.5))
@@ -109,6 +160,27 @@ def lce_profile_figure(feature: np.ndarray, values: np.ndarray, in_bin: np.ndarr
     Points of the selected confidence bin are coloured by their LCE (diverging around 0 for
     the signed LCE: red over-confident, blue under-confident); the other bins are drawn faintly
     for context. At most ``max_points`` points of each kind are sent to the browser.
+
+    Parameters
+    ----------
+    feature : array_like
+        ``(n,)`` the feature's value per row.
+    values : array_like
+        ``(n,)`` LCE per row.
+    in_bin : array_like of bool
+        Rows of the selected confidence bin.
+    signed : bool
+        Whether ``values`` is the signed LCE.
+    feature_name : str
+        The x-axis title.
+    title : str
+        The figure's title.
+    max_points : int, default 50000
+        Points of each kind drawn at most.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     background, chosen = _bin_rows(in_bin, max_points)
     figure = go.Figure()

@@ -19,6 +19,21 @@ def lcb_figure(points: pd.DataFrame, trends: pd.DataFrame, feature: str,
     ``points`` has columns ``feature``, ``lcb`` and the ``color`` / ``facet`` group columns;
     ``trends`` comes from :func:`core.local.lcb_trends.lcb_trends` with its ``group`` column holding
     ``"<facet> | <color>"`` labels (or one of them). At most ``max_points`` points are drawn.
+
+    Parameters
+    ----------
+    points, trends : pandas.DataFrame
+        As above.
+    feature : str
+        The x-axis feature.
+    color, facet : str, optional
+        Group columns for the colours and the panels.
+    max_points : int, default 20000
+        Points drawn at most.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     if len(points) > max_points:
         points = points.sample(max_points, random_state=0)

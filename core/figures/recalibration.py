@@ -20,7 +20,19 @@ from core.figures.palette import (
 def mlce_comparison_figure(curves: dict[str, pd.DataFrame], gamma: float | None = None
                            ) -> go.Figure:
     """MLCE against γ for every method on one chart (Luo et al., Fig. 3): lower is better at
-    every γ; the first curve (the uncalibrated model) is drawn dashed in grey."""
+    every γ; the first curve (the uncalibrated model) is drawn dashed in grey.
+
+    Parameters
+    ----------
+    curves : dict of str to pandas.DataFrame
+        Each method's MLCE curve (``gamma``, ``mlce``), the uncalibrated model first.
+    gamma : float, optional
+        A bandwidth to mark.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     figure = go.Figure()
     for i, (name, curve) in enumerate(curves.items()):
         figure.add_scatter(
@@ -42,7 +54,19 @@ def mlce_comparison_figure(curves: dict[str, pd.DataFrame], gamma: float | None 
 def klce_pvalue_figure(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
     """The aggregated KLCE test's p-value of every method (a bar each, log scale) against α:
     bars at or below the line reject local calibration (I-trustworthy, Fig. 4). ``table`` has
-    columns ``method``, ``klce_p`` and optionally ``klce_p_sd`` (error bars)."""
+    columns ``method``, ``klce_p`` and optionally ``klce_p_sd`` (error bars).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        As above.
+    alpha : float, default 0.05
+        The level drawn.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     rejected = table["klce_p"] <= alpha
     errors = dict(type="data", array=table["klce_p_sd"], thickness=1.2) \
         if "klce_p_sd" in table else None
@@ -67,7 +91,19 @@ def klce_pvalue_figure(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
 def lcb_before_after_figure(trends: pd.DataFrame, feature: str) -> go.Figure:
     """Trend of the local bias LCB against one feature before and after a recalibration,
     with bootstrap bands (``core.recalibration.compare.lcb_before_after``); a repaired model
-    has its curve on the zero line."""
+    has its curve on the zero line.
+
+    Parameters
+    ----------
+    trends : pandas.DataFrame
+        As above.
+    feature : str
+        The x-axis feature.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     figure = go.Figure()
     for i, (label, part) in enumerate(trends.groupby("group", sort=False)):
         color = (PREDICTED_COLOR, OBSERVED_COLOR)[i % 2]

@@ -66,6 +66,19 @@ def reliability_figure(
     Top: observed frequency per bin against its mean confidence, with the bin's binomial
     interval as error bars and the consistency band (where the frequency would fall if the
     model were calibrated); bins without rows are not drawn. Bottom: rows per bin.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`core.metrics.reliability_table`.
+    title : str
+        The figure's title.
+    class_name : str, optional
+        The class of a classwise diagram, for the axis title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     notion = table.attrs.get("notion", "")
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.74, 0.26],
@@ -93,7 +106,21 @@ def reliability_figure(
 def reliability_grid(
     tables: dict[str, pd.DataFrame], columns: int = 3, class_name: str | None = None,
 ) -> go.Figure:
-    """Small multiples: one reliability diagram per group, same axes, sizes in the titles."""
+    """Small multiples: one reliability diagram per group, same axes, sizes in the titles.
+
+    Parameters
+    ----------
+    tables : dict of str to pandas.DataFrame
+        One reliability table per group.
+    columns : int, default 3
+        Panels per row.
+    class_name : str, optional
+        The class of classwise diagrams.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     names = list(tables)
     rows = max(1, -(-len(names) // columns))
     titles = [f"{name} (n = {int(tables[name]['count'].sum()):,})" for name in names]
@@ -127,6 +154,19 @@ def smooth_reliability_figure(diagram, title: str = "",
     ribbon whose width is proportional to the density of the predictions ``δ̂(t)`` (their
     rendering: the curve is thick where predictions are many), over the bootstrap band. The
     smooth ECE is the density-weighted distance of the ribbon from the diagonal.
+
+    Parameters
+    ----------
+    diagram : SmoothReliability
+        What :func:`core.metrics.smooth.smooth_reliability` returned.
+    title : str
+        The figure's title.
+    class_name : str, optional
+        The class of a classwise diagram.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     t = diagram.grid
     finite = np.isfinite(diagram.curve)
@@ -183,6 +223,21 @@ def cumulative_figure(path, title: str = "", class_name: str | None = None,
     rows ordered by prediction, with the pointwise ±2σ_k range of a calibrated model. The slope of
     the path over a stretch is the average (observed − predicted) of those rows; the range of
     the path is Kuiper's H. At most about ``max_points`` points are drawn (extremes kept).
+
+    Parameters
+    ----------
+    path : CumulativeDifferences
+        What :func:`core.metrics.cumulative.cumulative_differences` returned.
+    title : str
+        The figure's title.
+    class_name : str, optional
+        The class of a classwise path, for the caption.
+    max_points : int, default 5000
+        Points drawn at most.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
     """
     shown = path.thinned(max_points)
     x = shown.fraction

@@ -12,7 +12,23 @@ from core.figures.palette import GAP_COLOR
 
 def null_histogram_figure(null: np.ndarray, observed: float, title: str = "",
                           statistic_label: str = "KLCE²") -> go.Figure:
-    """Histogram of the resampled null statistics with the observed value marked."""
+    """Histogram of the resampled null statistics with the observed value marked.
+
+    Parameters
+    ----------
+    null : array_like
+        The B resampled statistics.
+    observed : float
+        The observed statistic.
+    title : str
+        The figure's title.
+    statistic_label : str
+        The x-axis title.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     figure = go.Figure()
     figure.add_histogram(x=null, nbinsx=40, marker_color="#9fb7c9", name="null (resampled)",
                          hovertemplate="%{x:.3g}: %{y} resamples<extra></extra>")
@@ -27,7 +43,21 @@ def null_histogram_figure(null: np.ndarray, observed: float, title: str = "",
 
 def p_value_heatmap_figure(prob_bandwidths: np.ndarray, feature_bandwidths: np.ndarray,
                            p_values: np.ndarray, alpha: float = 0.05) -> go.Figure:
-    """p-value over the (prediction, feature) bandwidth grid; cells at or below α outlined."""
+    """p-value over the (prediction, feature) bandwidth grid; cells at or below α outlined.
+
+    Parameters
+    ----------
+    prob_bandwidths, feature_bandwidths : array_like
+        The grid's bandwidths.
+    p_values : array_like
+        ``(len(prob_bandwidths), len(feature_bandwidths))`` p-values.
+    alpha : float, default 0.05
+        The level outlined.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
     fmt = [f"{b:.3g}" for b in feature_bandwidths]
     rows = [f"{b:.3g}" for b in prob_bandwidths]
     text = [[f"{p:.3f}" for p in row] for row in p_values]

@@ -61,7 +61,20 @@ def _seconds_per_pair_column(engine_name: str) -> float:
 
 
 def exact_seconds(n: int, columns: int) -> float:
-    """Estimated time of an exact pass over n rows with ``columns`` residual columns."""
+    """Estimated time of an exact pass over n rows with ``columns`` residual columns.
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+    columns : int
+        Residual columns.
+
+    Returns
+    -------
+    float
+        Seconds, from this machine's measured speed.
+    """
     return _seconds_per_pair_column(engine.current().name) * n * n / 2 * columns
 
 
@@ -86,7 +99,21 @@ def rff_seconds(n: int, n_features: int, n_resamples: int, maps: int = 1,
 @dataclass(frozen=True)
 class Plan:
     """What a kernel test runs: ``label`` (``"exact"``, ``"rff(D)"``, ``"block"``), why,
-    and the random features and resamples it uses (the plan may lower both at large n)."""
+    and the random features and resamples it uses (the plan may lower both at large n).
+
+    Attributes
+    ----------
+    label : str
+        ``"exact"``, ``"rff(D)"`` or ``"block"``.
+    reason : str
+        Why, in one sentence.
+    n_features : int
+        Random features D used.
+    n_resamples : int
+        Resamples B used.
+    exact_seconds : float
+        Estimated time of the exact computation here.
+    """
 
     label: str
     reason: str
@@ -108,6 +135,31 @@ def plan(computation: str, n: int, n_resamples: int, n_features: int,
     ``exact_only`` names a reason the approximation cannot serve (e.g. a null whose resamples
     cannot be drawn row by row): ``"auto"`` then stays exact, and asking for ``"rff"`` raises
     a ValueError with that reason.
+
+    Parameters
+    ----------
+    computation : {"auto", "exact", "rff", "block"}
+        What was asked.
+    n : int
+        Rows.
+    n_resamples : int
+        Resamples B asked for.
+    n_features : int
+        Random features D asked for.
+    exact_only : str, optional
+        Why the approximation cannot serve, if it cannot.
+    maps : int, default 1
+        Kernels evaluated (grid points).
+    per_resample : int, default 1
+        Residual columns per resample.
+    lower : bool, default True
+        Whether the plan may lower D and B.
+    min_features : int, default 32
+        The floor of D.
+
+    Returns
+    -------
+    Plan
     """
     check_choice(computation, COMPUTATIONS, "computation",
                  f"choose one of {', '.join(COMPUTATIONS)}")
@@ -154,7 +206,25 @@ def plan(computation: str, n: int, n_resamples: int, n_features: int,
 def choose(computation: str, n: int, columns: int, n_features: int,
            exact_only: str | None = None) -> tuple[str, str]:
     """``(label, reason)`` of :func:`plan` for a test of ``columns`` residual columns in all,
-    without lowering D or B (for callers that cannot change them)."""
+    without lowering D or B (for callers that cannot change them).
+
+    Parameters
+    ----------
+    computation : {"auto", "exact", "rff", "block"}
+        What was asked.
+    n : int
+        Rows.
+    columns : int
+        Residual columns in all.
+    n_features : int
+        Random features D.
+    exact_only : str, optional
+        Why the approximation cannot serve, if it cannot.
+
+    Returns
+    -------
+    label, reason : str
+    """
     chosen = plan(computation, n, max(columns - 1, 0), n_features, exact_only, lower=False)
     return chosen.label, chosen.reason
 

@@ -37,8 +37,10 @@ business: the scheduler reruns its tasks elsewhere and the result does not chang
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import functools
+import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -378,18 +380,23 @@ def map_partitions(task: Callable[[object, object], object], source: object,
                    columns: Sequence[str], merge: Callable[[object, object], object],
                    progress: Callable[[int, int], None] | None = None,
                    n_jobs: int | None = None) -> object:
-    """One pass of a streamed computation over ``source``'s partitions: every partition's
-    ``task(partition, source.read(partition, columns))``, combined by ``merge(a, b)`` (``a``
-    the partitions before ``b``'s, so an order-sensitive result — rows kept in row order —
-    is the same on every run), on the current engine.
+    """One pass of a streamed computation over ``source``'s partitions (its batches, once
+    :meth:`~core.data.stream.TableSource.batched`): every partition's ``task(partition,
+    frame)``, combined by ``merge(a, b)`` (``a`` the partitions before ``b``'s, so an
+    order-sensitive result — rows kept in row order — is the same on every run), on the
+    current engine.
 
-    ``source`` is a :class:`core.data.stream.TableSource`. On threads each worker reads its
-    partition, and the results are merged in partition order as they arrive, so this machine
-    holds about ``n_jobs`` partitions and partial results at a time. On Dask every partition
-    is one task that reads its rows on a worker (Parquet: from the file, which the workers
-    must see at the same path; a Dask DataFrame: the frame's own tasks) and returns only its
-    partial result; the results are merged on the cluster by a balanced tree of ``merge``
-    tasks over neighbouring partitions, and only the final result travels back. ``task`` and
+    ``source`` is a :class:`core.data.stream.TableSource`. On threads this thread reads the
+    batches in order (:meth:`~core.data.stream.TableSource.batches`: a row group or frame
+    partition a batch at a time) and hands each to a pool of ``n_jobs`` workers, at most
+    :func:`in_flight` ``(n_jobs)`` batches at a time; the results are merged in partition
+    order as they arrive, so this machine holds that many batches and partial results at a
+    time, whatever the sizes of the table's row groups. On Dask every read unit (a row group,
+    a frame partition) is one task that reads its batches in order on a worker (Parquet:
+    from the file, which the workers must see at the same path; a Dask DataFrame: the frame's
+    own tasks), runs ``task`` on each and merges them there, and returns only its partial
+    result; the units' results are merged on the cluster by a balanced tree of ``merge``
+    tasks over neighbouring units, and only the final result travels back. ``task`` and
     ``merge`` must pickle (module-level classes or functions). ``progress(done, total)`` is
     called from the calling thread as partitions finish. A cluster lost mid-pass is handled
     as :func:`run_tiles` does (the pass reruns on threads when the engine has ``fallback``,
@@ -404,42 +411,60 @@ def map_partitions(task: Callable[[object, object], object], source: object,
         except Exception as error:
             _fall_back(engine, error)
     workers = max(1, default_workers() if n_jobs is None else n_jobs)
-
-    def run(partition: object) -> object:
-        return task(partition, source.read(partition, columns))
-
+    batches = source.batches(columns)
     if workers == 1 or len(partitions) == 1:
         total = None
-        for k, partition in enumerate(partitions):
-            result = run(partition)
-            total = result if total is None else merge(total, result)
-            if progress is not None:
-                progress(k + 1, len(partitions))
-        return total
-    total, folded = None, 0
-    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
-        futures = [pool.submit(contextvars.copy_context().run, run, p) for p in partitions]
-        while folded < len(futures):
-            wait([futures[folded]], timeout=0.25)
-            while folded < len(futures) and futures[folded].done():
-                result = futures[folded].result()
-                futures[folded] = None  # the result is held once: in the running total
+        with threadpool_limits(limits=1, user_api="blas"):
+            for k, (partition, frame) in enumerate(batches):
+                result = task(partition, frame)
                 total = result if total is None else merge(total, result)
-                folded += 1
-            if progress is not None:
-                progress(folded + sum(1 for f in futures[folded:] if f is not None and f.done()),
-                         len(partitions))
+                if progress is not None:
+                    progress(k + 1, len(partitions))
+        return total
+    total, done = None, 0
+    pending: collections.deque = collections.deque()
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(workers) as pool:
+        for item in itertools.chain(batches, [None]):
+            if item is not None:
+                pending.append(pool.submit(contextvars.copy_context().run, task, *item))
+            # fold the finished results in order; wait while the pool is full (or at the end)
+            while pending and (pending[0].done() or len(pending) >= in_flight(workers)
+                               or item is None):
+                wait([pending[0]], timeout=0.25)
+                if pending[0].done():
+                    result = pending.popleft().result()
+                    total = result if total is None else merge(total, result)
+                    done += 1
+                if progress is not None:
+                    progress(done, len(partitions))
     return total
 
 
-def _read_and_run(task: Callable, source: object, partition: object, columns: list) -> object:
+def in_flight(workers: int) -> int:
+    """Batches a threaded pass holds at once: one running on each worker and one read ahead
+    for each (the memory plan counts them, :mod:`core.kernels.memory`)."""
+    return 2 * max(1, workers)
+
+
+def _run_unit(task: Callable, merge: Callable, source: object, batches: list,
+              columns: list, frame: object = None) -> object:
+    """The batches of one read unit on a worker, merged in order (``frame``: the unit's rows
+    when the source has no files, a Dask partition computed there)."""
     with threadpool_limits(limits=1, user_api="blas"):  # as on threads: one BLAS thread a task
-        return task(partition, source.read(partition, columns))
-
-
-def _run_on(task: Callable, partition: object, frame: object) -> object:
-    with threadpool_limits(limits=1, user_api="blas"):
-        return task(partition, frame.reset_index(drop=True))
+        if frame is None:
+            pieces = source.batches(columns, batches)
+        else:
+            whole = frame.reset_index(drop=True)
+            # a pandas unit's rows begin at its first batch's; a Dask partition's at offset 0
+            at = [b.start - batches[0].start if source.kind == "pandas" else b.offset
+                  for b in batches]
+            pieces = ((b, whole.iloc[a:a + b.rows].reset_index(drop=True))
+                      for a, b in zip(at, batches, strict=True))
+        total = None
+        for partition, rows in pieces:
+            result = task(partition, rows)
+            total = result if total is None else merge(total, result)
+        return total
 
 
 def _dask_partitions(client, task: Callable, source: object, partitions: list,
@@ -449,26 +474,43 @@ def _dask_partitions(client, task: Callable, source: object, partitions: list,
     from distributed import as_completed
 
     [shared] = client.scatter([task], broadcast=True, hash=False)
+    units: dict = {}
+    for partition in partitions:  # the batches of each read unit, in order
+        units.setdefault(partition.read_unit(), []).append(partition)
     kind = getattr(source, "kind", "parquet")
     if kind == "parquet":
         light = source.without_frame()
-        futures = [client.submit(_read_and_run, shared, light, p, columns, pure=False)
-                   for p in partitions]
-    elif kind == "pandas":  # rows in this process: each partition's are sent with its task
-        futures = [client.submit(_run_on, shared, p, source.read(p, columns), pure=False)
-                   for p in partitions]
+        futures = [client.submit(_run_unit, shared, merge, light, batches, columns,
+                                 pure=False) for batches in units.values()]
+    elif kind == "pandas":  # rows in this process: each unit's are sent with its task
+        light = source.without_frame()
+        futures = [client.submit(_run_unit, shared, merge, light, batches, columns,
+                                 _unit_rows(source, batches, columns), pure=False)
+                   for batches in units.values()]
     else:
         pieces = source.frame[columns].to_delayed()
-        futures = client.compute([delayed(_run_on)(task, p, pieces[p.index])
-                                  for p in partitions])
+        light = source.without_frame()
+        futures = client.compute([delayed(_run_unit)(task, merge, light, batches, columns,
+                                                     pieces[batches[0].unit_index])
+                                  for batches in units.values()])
     level, merges = list(futures), []
     while len(level) > 1:  # neighbours merged pairwise, in order: a balanced tree
         level = [client.submit(merge, level[i], level[i + 1], pure=False)
                  if i + 1 < len(level) else level[i] for i in range(0, len(level), 2)]
         merges += level
-    for done, _ in enumerate(as_completed(futures, loop=client.loop), start=1):
+    done = 0
+    sizes = [len(batches) for batches in units.values()]
+    order = {future.key: size for future, size in zip(futures, sizes, strict=True)}
+    for future in as_completed(futures, loop=client.loop):
+        done += order[future.key]
         if progress is not None:
             progress(done, len(partitions))
     result = level[0].result()
     client.cancel([*futures, *merges, shared])
     return result
+
+
+def _unit_rows(source: object, batches: list, columns: list) -> object:
+    """The rows of a pandas source's batches, as one frame (sent with a Dask task)."""
+    first, last = batches[0], batches[-1]
+    return source.frame.iloc[first.start:last.start + last.rows][columns]

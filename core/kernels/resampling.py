@@ -49,7 +49,25 @@ def bernoulli_residuals(p: np.ndarray, n_resamples: int, rng: np.random.Generato
 def resample_residuals(
     scheme: str, e: np.ndarray, p: np.ndarray, n_resamples: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """``(n, B)`` resampled residual vectors under the named null scheme (see module doc)."""
+    """``(n, B)`` resampled residual vectors under the named null scheme (see module doc).
+
+    Parameters
+    ----------
+    scheme : str
+        The null scheme (module doc).
+    e : numpy.ndarray
+        ``(n,)`` observed residuals.
+    p : numpy.ndarray
+        ``(n,)`` predictions.
+    n_resamples : int
+        B.
+    rng : numpy.random.Generator
+        The draws' generator.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     n = e.shape[0]
     if scheme == "consistency":
         return bernoulli_residuals(p, n_resamples, rng)
@@ -102,7 +120,21 @@ def row_sample(n: int, limit: int, seed: int) -> np.ndarray:
     """Sorted indices of at most ``limit`` of ``n`` rows: all of them when ``n ≤ limit``, else
     a uniform draw without replacement from ``numpy.random.default_rng(seed)``. A test or fit
     on a uniform random subset stays valid; the embeddings' fit rows, LCB's bandwidth
-    cross-validation, the comparison's KLCE column and the Ensembles page use it."""
+    cross-validation, the comparison's KLCE column and the Ensembles page use it.
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+    limit : int
+        Most rows drawn.
+    seed : int
+        Seed of the draw.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     if n <= limit:
         return np.arange(n)
     return np.sort(np.random.default_rng(seed).choice(n, size=limit, replace=False))

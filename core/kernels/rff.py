@@ -46,11 +46,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
 from core.data.validation import check_count
-from core.kernels.engine import in_threads, machine_workers
+from core.kernels.engine import array_module, in_threads, machine_workers, to_host
+from core.kernels.engine import current as engine_now
 from core.kernels.resampling import row_bernoulli_residuals
 
 #: Rows per chunk of the accumulation.
@@ -73,7 +75,15 @@ ColumnSource = Callable[[slice], np.ndarray]
 
 @dataclass(frozen=True)
 class FourierMap:
-    """A seeded draw of the D/2 frequencies ``W``: the map ``φ`` of :meth:`features`."""
+    """A seeded draw of the D/2 frequencies ``W``: the map ``φ`` of :meth:`features`.
+
+    Attributes
+    ----------
+    weights : numpy.ndarray
+        ``(D/2, d)`` frequencies.
+    dtype : numpy.dtype
+        Precision the features are evaluated in.
+    """
 
     weights: np.ndarray  # (d, D/2)
     dtype: type = np.float32  # precision of φ and of the chunk products
@@ -93,10 +103,13 @@ class FourierMap:
     def n_features(self) -> int:
         return 2 * int(self.weights.shape[1])
 
-    def projections(self, points: np.ndarray, groups: np.ndarray) -> list[np.ndarray]:
+    def projections(self, points: np.ndarray, groups: np.ndarray, xp: ModuleType = np
+                    ) -> list[np.ndarray]:
         """``z_g W_g`` of each group g of columns (``groups[j]`` = group of column j), in
-        :attr:`dtype`: the parts that every bandwidth setting rescales and adds."""
-        return [(points[:, groups == g] @ self.weights[groups == g]).astype(self.dtype)
+        :attr:`dtype`: the parts that every bandwidth setting rescales and adds (``xp``:
+        the array module of ``points``, numpy or CuPy)."""
+        weights = xp.asarray(self.weights)
+        return [(points[:, groups == g] @ weights[groups == g]).astype(self.dtype)
                 for g in range(int(groups.max()) + 1)]
 
     def features_from(self, parts: Sequence[np.ndarray], inverse_bandwidths: np.ndarray,
@@ -151,11 +164,19 @@ class FourierSums:
 class FourierAccumulator:
     """The sums of :func:`accumulate_maps`, fed chunk by chunk: :meth:`add` takes a chunk's
     coordinates and residual columns, :meth:`sums` returns one :class:`FourierSums` per map.
-    A streamed test keeps one per partition and adds their sums."""
+    A streamed test keeps one per partition and adds their sums.
 
-    def __init__(self, fourier: FourierMap, bandwidths: np.ndarray) -> None:
+    On the GPU engine (:func:`core.kernels.engine.current`, or ``module="cupy"``) a chunk's
+    features and products are computed on the device with CuPy, in the map's precision as on
+    threads, and each chunk's ``Φᵀ E`` and ``Φᵀ 1`` are added to the running sums here in
+    float64: the same chunks and the same residual draws, so the sums equal the threads' to
+    the rounding of the float32 products."""
+
+    def __init__(self, fourier: FourierMap, bandwidths: np.ndarray,
+                 module: str | None = None) -> None:
         patterns, groups = np.unique(np.asarray(bandwidths, dtype=np.float64).T, axis=0,
                                      return_inverse=True)
+        self.module = module or ("cupy" if engine_now().name == "gpu" else "numpy")
         self.fourier, self.groups = fourier, groups.ravel()
         self.inverse = 1.0 / patterns.T  # (M, groups)
         self.S = self.u = None
@@ -168,16 +189,17 @@ class FourierAccumulator:
         self.e_sum = self.e_sum + E.sum(axis=0)
         self.e2_sum = self.e2_sum + np.einsum("ic,ic->c", E, E)
         self.n += E.shape[0]
-        narrow = E.astype(fourier.dtype)
-        parts = fourier.projections(points, self.groups)
-        phi = np.empty((E.shape[0], fourier.n_features), dtype=fourier.dtype)
+        xp = array_module(self.module)
+        narrow = xp.asarray(E).astype(fourier.dtype)
+        parts = fourier.projections(xp.asarray(points), self.groups, xp)
+        phi = xp.empty((E.shape[0], fourier.n_features), dtype=fourier.dtype)
         if self.S is None:
             self.S = np.zeros((len(self.inverse), fourier.n_features, E.shape[1]))
             self.u = np.zeros((len(self.inverse), fourier.n_features))
         for m, scales in enumerate(self.inverse):
             fourier.features_from(parts, scales, out=phi)
-            self.S[m] += phi.T @ narrow
-            self.u[m] += phi.sum(axis=0, dtype=np.float64)
+            self.S[m] += to_host(phi.T @ narrow)
+            self.u[m] += to_host(phi.sum(axis=0, dtype=np.float64))
 
     def merge(self, other: FourierAccumulator) -> FourierAccumulator:
         """Add another accumulator's sums (of other rows, under the same maps) to these."""
@@ -214,9 +236,18 @@ def accumulate_maps(points: np.ndarray, columns: ColumnSource, fourier: FourierM
     one group per core of this machine (:func:`machine_workers`), whatever number of threads
     runs them (fewer inside an audit's lane), and the groups' accumulators are added in group
     order, so the sums are the same on every run; ``progress(fraction)`` reports the chunks
-    done, from the calling thread."""
+    done, from the calling thread. On the GPU engine the same chunks, with the same residual
+    columns, run one after the other on the device (:class:`FourierAccumulator`): the sums
+    equal the threads' to the rounding of the float32 products."""
     n = points.shape[0]
     chunks = [slice(start, min(start + chunk_rows, n)) for start in range(0, n, chunk_rows)]
+    if engine_now().name == "gpu":  # one device: the chunks in order, each on the GPU
+        accumulator = FourierAccumulator(fourier, bandwidths, "cupy")
+        for k, rows in enumerate(chunks):
+            accumulator.add(points[rows], columns(rows))
+            if progress is not None:
+                progress((k + 1) / len(chunks))
+        return accumulator.sums()
     groups = max(1, min(machine_workers(), len(chunks)))
     done = [0] * groups
 

@@ -77,7 +77,23 @@ class KernelSpec:
 
 @dataclass(frozen=True)
 class KernelInputs:
-    """What the kernels act on, after one-vs-rest reduction and standardisation."""
+    """What the kernels act on, after one-vs-rest reduction and standardisation.
+
+    Attributes
+    ----------
+    points : numpy.ndarray
+        The kernel's input rows (prediction and scaled feature coordinates).
+    residuals : numpy.ndarray
+        The residuals ``e`` the kernel sums weight.
+    p : numpy.ndarray
+        The one-vs-rest probabilities.
+    spec : KernelSpec
+        The resolved settings (bandwidths filled in).
+    standardizer : Standardizer or None
+        The features' scaling, for new rows.
+    features : numpy.ndarray or None
+        The standardised features.
+    """
 
     points: np.ndarray  # (n, 1 + d') coordinates of the product kernel, bandwidth 1
     residuals: np.ndarray  # (n,) y − p
@@ -109,7 +125,21 @@ class KernelInputs:
 
 def one_vs_rest(probs: np.ndarray, y: np.ndarray, class_index: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(p, outcome)`` for the positive class (binary) or class ``class_index``."""
+    """``(p, outcome)`` for the positive class (binary) or class ``class_index``.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    class_index : int, optional
+        The class (required for several classes).
+
+    Returns
+    -------
+    p, outcome : numpy.ndarray
+    """
     probs = np.asarray(probs, dtype=np.float64)
     y = np.asarray(y)
     if probs.ndim == 1:
@@ -204,6 +234,26 @@ def kernel_inputs(
     standardize: bool = True,
     class_index: int | None = None,
 ) -> KernelInputs:
-    """:func:`inputs_for` with the settings as keyword arguments."""
+    """:func:`inputs_for` with the settings as keyword arguments.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    X : array_like or None
+        ``(n, d)`` audit features.
+    prob_bandwidth, feature_bandwidth : float, optional
+        Bandwidths; ``None``: the median heuristic.
+    standardize : bool, default True
+        Scale each feature column to unit spread.
+    class_index : int, optional
+        The class of a one-vs-rest reduction.
+
+    Returns
+    -------
+    KernelInputs
+    """
     return inputs_for(probs, y, X, KernelSpec(prob_bandwidth, feature_bandwidth, standardize,
                                               class_index))

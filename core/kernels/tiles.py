@@ -53,7 +53,20 @@ def _as_2d(points: np.ndarray) -> np.ndarray:
 
 
 def gaussian_block(a: np.ndarray, b: np.ndarray, bandwidth: float = 1.0) -> np.ndarray:
-    """Dense Gaussian kernel block ``exp(-‖a_i − b_j‖² / (2σ²))`` for a small tile."""
+    """Dense Gaussian kernel block ``exp(-‖a_i − b_j‖² / (2σ²))`` for a small tile.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        ``(n_a, d)`` and ``(n_b, d)`` points.
+    bandwidth : float, default 1.0
+        σ.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_a, n_b)``.
+    """
     return _gaussian_tile(np, _as_2d(a) / bandwidth, _as_2d(b) / bandwidth)
 
 
@@ -70,6 +83,18 @@ def laplacian_block(a: np.ndarray, b: np.ndarray, gamma: float) -> np.ndarray:
     """Dense Laplacian kernel block ``exp(-‖a_i − b_j‖₁ / (d·γ))`` (Luo et al., eq. 4).
 
     Computed from direct coordinate differences, exact even for near-duplicate points.
+
+    Parameters
+    ----------
+    a, b : numpy.ndarray
+        ``(n_a, d)`` and ``(n_b, d)`` points.
+    gamma : float
+        γ.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_a, n_b)``.
     """
     return _laplacian_tile(np, _as_2d(a), _as_2d(b), gamma)
 
@@ -106,6 +131,19 @@ def median_heuristic(points: np.ndarray, max_points: int = MEDIAN_SAMPLE, seed: 
 
     The usual default bandwidth of a Gaussian kernel. Returns 1.0 when all points coincide,
     so that a degenerate input still gives a valid (constant) kernel.
+
+    Parameters
+    ----------
+    points : numpy.ndarray
+        ``(n, d)`` or ``(n,)``.
+    max_points : int, default 2000
+        Rows of the seeded subsample.
+    seed : int, default 0
+        Its seed.
+
+    Returns
+    -------
+    float
     """
     points = _as_2d(points)
     n = points.shape[0]
@@ -131,6 +169,11 @@ class Standardizer:
     (DESIGN.md), so a feature bandwidth is in standard deviations of the rows it was fitted
     on. A constant column gets ``center`` = its value and ``scale`` = 1 (it becomes exactly 0).
     Tuples, not arrays, so a value hashes stably (a cache key) and prints in a report.
+
+    Attributes
+    ----------
+    center, scale : tuple of float
+        Per column.
     """
 
     center: tuple[float, ...]
@@ -180,6 +223,18 @@ def scale_blocks(blocks: Sequence[np.ndarray], bandwidths: Sequence[float]) -> n
     """Coordinates for a product of Gaussian kernels as one Gaussian with σ = 1.
 
     ``Π_b exp(-‖u_b − v_b‖² / (2σ_b²)) = exp(-‖[u_b/σ_b]_b − [v_b/σ_b]_b‖² / 2)``.
+
+    Parameters
+    ----------
+    blocks : sequence of numpy.ndarray
+        ``(n, d_b)`` coordinate blocks.
+    bandwidths : sequence of float
+        σ_b of each block.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, Σ d_b)``.
     """
     return np.column_stack([_as_2d(b) / s for b, s in zip(blocks, bandwidths, strict=True)])
 
@@ -256,9 +311,19 @@ def quadratic_forms(
         ``(n,)`` or ``(n, B)`` weights; one quadratic form per column.
     bandwidth
         σ of the Gaussian or γ of the Laplacian.
+    kind : {"gaussian", "laplacian"}
+        The kernel.
+    exclude_diagonal : bool, default True
+        Leave out the terms i = j.
+    tile_size : int
+        Tile edge.
+    n_jobs : int, optional
+        Threads (default: the engine's).
+
     Returns
     -------
-    ``(B,)`` float64 (a scalar array of shape ``()`` when E is one-dimensional).
+    numpy.ndarray
+        ``(B,)`` float64 (a scalar array of shape ``()`` when E is one-dimensional).
     """
     vector = np.ndim(E) == 1
     E = np.ascontiguousarray(_as_2d(E))
@@ -286,6 +351,27 @@ def kernel_matmul(
 
     With ``exclude_self`` (query and reference are the same rows) the diagonal ``k(z_i, z_i)
     v_i = v_i`` is removed, giving leave-one-out sums.
+
+    Parameters
+    ----------
+    query, reference : numpy.ndarray
+        ``(n_query, d)`` and ``(n_reference, d)`` points.
+    V : numpy.ndarray
+        ``(n_reference, B)`` or ``(n_reference,)`` weights.
+    bandwidth : float, default 1.0
+        The kernel's bandwidth.
+    kind : {"gaussian", "laplacian"}
+        The kernel.
+    exclude_self : bool, default False
+        Leave-one-out sums (query and reference are the same rows).
+    tile_size : int, default 2048
+        Tile edge.
+    n_jobs : int, optional
+        Threads (default: the engine's).
+
+    Returns
+    -------
+    numpy.ndarray
     """
     vector = np.ndim(V) == 1
     V = np.ascontiguousarray(_as_2d(V))

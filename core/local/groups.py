@@ -31,6 +31,29 @@ def group_calibration_table(
 
     ``class_index`` selects one class for the classwise notion (as in the diagram); without it
     classwise ECE/MCE average/maximise over classes. Groups below ``min_rows`` rows get NaN.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    labels : array_like
+        ``(n,)`` group level of every row.
+    notion : str, optional
+        The calibration notion.
+    n_bins : int, default 15
+        Bins.
+    strategy : {"uniform", "quantile"}
+        Bins' kind.
+    class_index : int, optional
+        The class of the classwise notion.
+    min_rows : int, default 30
+        Smallest group with statistics.
+
+    Returns
+    -------
+    pandas.DataFrame
     """
     rows = []
     for level, mask in iter_groups(labels):
@@ -78,7 +101,29 @@ def group_reliability_tables(
     n_resamples: int = 500,
     seed: int = 0,
 ) -> dict[str, pd.DataFrame]:
-    """Reliability table of every group level with at least ``min_rows`` rows."""
+    """Reliability table of every group level with at least ``min_rows`` rows.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    labels : array_like
+        ``(n,)`` group level of every row.
+    notion, n_bins, strategy, class_index
+        As :func:`core.metrics.reliability_table`.
+    min_rows : int, default 30
+        Smallest group with a table.
+    n_resamples : int, default 500
+        Redraws of the consistency band.
+    seed : int, default 0
+        Their seed.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+    """
     return {level: metrics.reliability_table(
                 probs[mask], y[mask], n_bins=n_bins, strategy=strategy, notion=notion,
                 class_index=class_index, n_resamples=n_resamples, seed=seed)

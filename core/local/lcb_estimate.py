@@ -52,6 +52,33 @@ def lcb(
 
     Kernel settings as keyword arguments or one :class:`~core.kernels.spec.KernelSpec`; query
     rows are standardised with the reference rows' centre and scale.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+        The reference rows (the calibration split).
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    X : array_like or None
+        ``(n, d)`` numeric audit features (one-hot encoded categoricals); ``None`` or no
+        columns: the prediction kernel alone.
+    query_probs, query_X : array_like, optional
+        The rows where LCB is evaluated; ``None``: the reference rows, leave-one-out.
+    prob_bandwidth, feature_bandwidth : float, optional
+        Bandwidths of the prediction and feature kernels; ``None``: the median heuristic.
+    standardize : bool, default True
+        Scale each feature column to unit spread before the feature kernel.
+    class_index : int, optional
+        For several classes: the class whose residual is tested (default: every class).
+    spec : KernelSpec, optional
+        The kernel settings as one value (:class:`core.kernels.KernelSpec`), instead of the
+        keyword arguments above.
+
+    Returns
+    -------
+    numpy.ndarray
+        LCB at every query row: ``(n_query,)``, or ``(n_query, m)`` for every class.
     """
     p, labels = check_probs_labels(probs, y)
     inputs = inputs_for(p, labels, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
@@ -210,6 +237,30 @@ def lcb_estimate(
     sample of the query rows loses nothing a page shows: the scatter draws at most 50,000
     points, and subgroup means over thousands of sampled rows differ from the all-row means
     by far less than the noise of the values themselves.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+        The reference rows.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    X : array_like or None
+        ``(n, d)`` audit features.
+    query_probs, query_X : array_like, optional
+        Where LCB is evaluated; ``None``: the reference rows, leave-one-out.
+    spec : KernelSpec
+        The kernel settings.
+    computation : {"auto", "exact", "sampled"}
+        Exact sums, the seeded samples, or the cheaper that is accurate enough.
+    seed : int, default 0
+        Seed of the samples.
+    reference_size, query_size : int
+        Sample sizes of the sampled computation.
+
+    Returns
+    -------
+    LcbEstimate
     """
     p, labels = check_probs_labels(probs, y)
     inputs = inputs_for(p, labels, X, spec)
@@ -260,6 +311,33 @@ def select_bandwidths(
     (a seeded subsample), over the median heuristic × ``factors`` for each kernel; the
     minimiser is returned with the table of scores. When the residuals carry no local
     structure the widest pair wins and LCB stays flat near zero.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    X : array_like or None
+        ``(n, d)`` numeric audit features (one-hot encoded categoricals); ``None`` or no
+        columns: the prediction kernel alone.
+    factors : sequence of float
+        Multiples of the median heuristic tried for each kernel.
+    standardize : bool, default True
+        Scale each feature column to unit spread.
+    class_index : int, optional
+        For several classes: the class whose residual is tested (default: every class).
+    max_rows : int, default 1500
+        Rows of the seeded subsample scored.
+    seed : int, default 0
+        Seed of the subsample.
+
+    Returns
+    -------
+    prob_bandwidth, feature_bandwidth : float
+        The minimiser of CV.
+    scores : pandas.DataFrame
+        CV of every pair tried.
     """
     p, labels = check_probs_labels(probs, y)
     full = inputs_for(p, labels, X, KernelSpec(np.inf, np.inf, standardize, class_index))

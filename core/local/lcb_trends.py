@@ -35,6 +35,30 @@ def lcb_trends(
     numpy would warn that the fit is rank-deficient); :func:`trend_note` says which groups
     and why. A resample with too few distinct values is left out of the band.
     Returns columns ``group, x, fit, low, high, rows``.
+
+    Parameters
+    ----------
+    feature : array_like
+        ``(n,)`` the feature's value per row.
+    values : array_like
+        ``(n,)`` LCB per row.
+    groups : array_like, optional
+        ``(n,)`` group labels.
+    degree : int, default 3
+        Polynomial degree (1–5).
+    n_resamples : int, default 200
+        Bootstrap resamples of the band.
+    level : float, default 0.9
+        The band's coverage.
+    grid_points : int, default 80
+        Points of each curve.
+    seed : int, default 0
+        Seed of the resamples.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``group, x, fit, low, high, rows`` per grid point.
     """
     if not 1 <= degree <= 5:
         raise ValueError("The polynomial degree must be between 1 and 5.")
@@ -79,6 +103,19 @@ def trend_note(feature: np.ndarray, groups: np.ndarray | None = None, degree: in
     Groups with fewer than :data:`MIN_TREND_ROWS` rows, or with at most ``degree`` + 1
     distinct values of the feature, get their points but no fitted line: a polynomial of
     that degree through so few points says nothing (their rows are listed with the group).
+
+    Parameters
+    ----------
+    feature : array_like
+        ``(n,)`` the feature's value per row.
+    groups : array_like, optional
+        ``(n,)`` group labels.
+    degree : int, default 3
+        The trends' degree.
+
+    Returns
+    -------
+    str or None
     """
     feature = np.asarray(feature, dtype=np.float64)
     labels = np.full(feature.shape, "all", dtype=object) if groups is None \

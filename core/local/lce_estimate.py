@@ -200,7 +200,17 @@ def lce_result(
     n_jobs: int | None = None,
 ) -> LceResult:
     """:func:`lce` with the :class:`LceMethod` that ran (for a caption: which computation,
-    its error bound, and what the exact one would cost)."""
+    its error bound, and what the exact one would cost).
+
+    Parameters
+    ----------
+    conf, correct, features, gamma, n_bins, signed, method, grid_size, tile_size, n_jobs
+        As :func:`lce`.
+
+    Returns
+    -------
+    LceResult
+    """
     data = _prepare(conf, correct, features, n_bins)
     g = check_gamma(gamma, data.features.shape[1])
     if grid_size is not None:
@@ -252,11 +262,12 @@ def lce(
     method
         ``"exact"`` (the cheaper of ``"pairs"``, the tile engine, and ``"sweep"``, exact in
         O(n log² n) for 1-D and 2-D features), ``"binned"`` (grid approximation, 2-D
-        features, error at most :func:`binned_error_bound`) or ``"auto"``
+        features, error at most :func:`~core.local.lce_grid.binned_error_bound`) or ``"auto"``
         (:func:`plan_method`; :func:`lce_result` reports which ran).
     grid_size
-        grid nodes per axis of the binned approximation (default :data:`DEFAULT_GRID`;
-        ``"auto"`` picks its own from :data:`AUTO_GRIDS`).
+        grid nodes per axis of the binned approximation (default
+        :data:`~core.local.lce_grid.DEFAULT_GRID`; ``"auto"`` picks its own from
+        :data:`~core.local.lce_plan.AUTO_GRIDS`).
     tile_size
         tile edge of the exact method's :func:`core.kernels.tiles.kernel_matmul`.
     n_jobs
@@ -285,6 +296,16 @@ def mlce(
 
     Tends to the binned MCE with the same bins as γ → ∞ (Lemma 1) and to
     ``max_j |c_j − o_j|`` as γ → 0. Arguments as :func:`lce`.
+
+    Parameters
+    ----------
+    conf, correct, features, gamma, n_bins, method, grid_size, tile_size, n_jobs
+        As :func:`lce`.
+
+    Returns
+    -------
+    float
+        ``MLCE_γ``, in [0, 1].
     """
     return float(np.max(lce(conf, correct, features, gamma, n_bins, False, method, grid_size,
                             tile_size, n_jobs)))
@@ -321,6 +342,33 @@ def mlce_curve(
     the error of both the MLCE and the mean; 0 for the exact methods). The γ values that
     the sweep computes share one layout per confidence bin. ``progress(fraction, message)``
     is called before each γ.
+
+    Parameters
+    ----------
+    conf : array_like
+        ``(n,)`` top-label confidences.
+    correct : array_like
+        ``(n,)`` 1 where the prediction was right, else 0.
+    features : array_like
+        ``(n, d)`` the embedding the kernel acts on.
+    gammas : array_like
+        The bandwidths γ.
+    n_bins : int, default 15
+        Equal-width confidence bins.
+    method : {"auto", "exact", "pairs", "sweep", "binned"}
+        The computation (as :func:`lce`).
+    grid_size : int, optional
+        Grid nodes per axis of ``"binned"``.
+    tile_size : int, default 256
+        Tile edge of the exact pairs.
+    n_jobs : int, optional
+        Threads (default: the engine's).
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    pandas.DataFrame
     """
     data = _prepare(conf, correct, features, n_bins)
     if grid_size is not None:

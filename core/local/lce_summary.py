@@ -42,6 +42,21 @@ def bin_summary(
     bin's term of the MCE, paper eq. 3), ``mean_lce`` and ``max_lce`` of ``lce_values`` over
     the bin. Paper §3.3 / Fig. 2 compare ``mean_lce`` with ``calibration_error``: a mean LCE
     well above the bin's error means over- and under-confident regions cancel in the bin.
+
+    Parameters
+    ----------
+    conf : array_like
+        ``(n,)`` top-label confidences.
+    correct : array_like
+        ``(n,)`` 1 where the prediction was right, else 0.
+    lce_values : array_like
+        ``(n,)`` LCE of every row.
+    n_bins : int, default 15
+        Equal-width confidence bins.
+
+    Returns
+    -------
+    pandas.DataFrame
     """
     c, o = check_vectors(conf, correct)
     v = _check_lce_values(lce_values, c.shape[0])

@@ -87,6 +87,8 @@ from core.stattests.multiple_testing import (
 from core.stattests.poisson_binomial import slice_moments, two_sided_p_values
 
 ERROR_RATES = ("fwer", "fdr")
+#: The column of the prediction's quantile ranges, a slicing dimension by default.
+PREDICTION_COLUMN = "predicted probability"
 ERROR_RATE_NAMES = {"fwer": "family-wise error rate", "fdr": "false discovery rate"}
 NOTIONS = ("positive", "top-label", "classwise")
 #: Consistency resamples of the max-|T| null.
@@ -108,10 +110,39 @@ class SliceDiscovery:
     observed rate and mean prediction, ``gap`` (observed − predicted) with its interval
     ``ci_low``–``ci_high`` (simultaneous for FWER, FCR-adjusted for FDR), the standardised
     ``statistic`` T, the per-slice ``p_value`` (exact Poisson-binomial tail, unadjusted),
-    ``p_adjusted`` (step-down max-|T| for FWER, a BH q-value for FDR), ``significant``
+    ``p_adjusted`` (step-down max-``|T|`` for FWER, a BH q-value for FDR), ``significant``
     (``p_adjusted ≤ α``), ``finding`` (significant and not explained by a flagged parent) and
     ``listed_under`` (that parent's name, else empty). ``n_tested`` is the number of tests
     (slices × classes tested).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        Every tested (slice, class), as above.
+    n_tested : int
+        Hypotheses tested.
+    alpha : float
+        The level.
+    error_rate : {"fwer", "fdr"}
+        What is controlled.
+    notion : str
+        The calibration notion.
+    classes : tuple of str
+        The classes tested.
+    n_resamples : int
+        B of the max-``|T|`` null.
+    critical_value : float
+        The simultaneous intervals' critical value.
+    null_maxima : numpy.ndarray
+        The resampled maxima.
+    family : SliceFamily
+        The slices.
+    seed : int
+        Seed of the null.
+    engine : str
+        Where the sums ran.
+    scope : str
+        Which rows were tested.
     """
 
     table: pd.DataFrame
@@ -190,6 +221,33 @@ class SliceDiscovery:
         return f"{self.n_tested:,} tests{classes}; {control}." + \
             (f" {self.scope}" if self.scope else "")
 
+    def coverage(self) -> str:
+        """What was and what was not tested, for an empty result (nothing flagged).
+
+        Returns
+        -------
+        str
+            Two sentences: the columns sliced (the prediction's quantile ranges among them when
+            they were) and how deep; then what no slice test sees — slices under the minimum
+            size, deeper intersections, and miscalibration without a mean gap on any slice —
+            with the test that does (the Trust page's KLCE test).
+        """
+        family = self.family
+        columns = [c.feature for c in family.codings]
+        ranges = [c for c in columns if c.startswith(PREDICTION_COLUMN)]
+        named = ", ".join(c for c in columns if c not in ranges) or "no feature"
+        depth = {1: "alone", 2: "alone and in pairs", 3: "alone, in pairs and in triples"}.get(
+            family.depth, f"up to {family.depth} at a time")
+        prediction = (f", and {family.n_ranges} quantile ranges of the {PREDICTION_COLUMN} "
+                      "(where an over- or under-confident model's gaps are)" if ranges else
+                      f"; the {PREDICTION_COLUMN} was not a slicing dimension")
+        return (f"Tested: {self.n_tested:,} slices of {named}{prediction}, {depth}. "
+                f"Not tested: slices under {family.min_rows:,} rows ({family.n_small:,} "
+                f"candidate{'s' if family.n_small != 1 else ''}), deeper intersections, and "
+                "miscalibration that has no mean gap on any slice (a gap that changes sign "
+                "within a slice, or varies smoothly with the features) — the Trust test's "
+                "KLCE test looks for that.")
+
     def summary(self) -> str:
         """The count of flags and findings, and what an unflagged slice does not mean."""
         flagged, findings = int(self.table["significant"].sum()), int(self.table["finding"].sum())
@@ -208,6 +266,58 @@ class SliceDiscovery:
 
 
 # --------------------------------------------------------------------------- the computation
+
+
+def prediction_values(probs: np.ndarray) -> np.ndarray:
+    """The prediction that slices are cut on: ``P(y = 1)`` of a binary model, the top-label
+    confidence ``max_c P(y = c)`` of a multiclass one.
+
+    Parameters
+    ----------
+    probs : numpy.ndarray
+        ``(n,)`` P(y = 1), or ``(n, m)`` probabilities.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` float64.
+    """
+    p = np.asarray(probs, dtype=np.float64)
+    if p.ndim == 1:
+        return p
+    return p[:, 1] if p.shape[1] == 2 else p.max(axis=1)
+
+
+def prediction_column_name(columns: object) -> str:
+    """:data:`PREDICTION_COLUMN`, suffixed with ``" (model)"`` while it names a column of
+    the table already."""
+    name, taken = PREDICTION_COLUMN, {str(c) for c in columns}
+    while name in taken:
+        name += " (model)"
+    return name
+
+
+def with_prediction(frame: pd.DataFrame, probs: np.ndarray) -> pd.DataFrame:
+    """``frame`` with the prediction (:func:`prediction_values`) as one more numeric column,
+    cut into quantile ranges like any numeric feature — alone and, at depth 2, crossed with
+    every other column. An over-confident model (too low at the bottom of its range, too
+    high at the top) has calibrated means over every feature slice; its prediction ranges
+    show the gaps.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The slicing columns, one row per prediction.
+    probs : numpy.ndarray
+        The predictions of the same rows.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A new frame; the added column is named by :func:`prediction_column_name`.
+    """
+    values = prediction_values(probs)
+    return frame.assign(**{prediction_column_name(frame.columns): values})
 
 
 def _features_frame(features: object, n: int) -> pd.DataFrame:
@@ -318,6 +428,7 @@ def discover_slices(
     class_names: tuple[str, ...] | None = None,
     seed: int = 0,
     progress: Progress | None = None,
+    prediction_ranges: bool = True,
 ) -> SliceDiscovery:
     """Find the slices where the model is miscalibrated, with a controlled error rate.
 
@@ -333,7 +444,7 @@ def discover_slices(
     alpha : float
         Level of the error rate (default 0.05).
     error_rate : {"fwer", "fdr"}
-        Family-wise error rate (max-|T| step-down, the default) or false discovery rate
+        Family-wise error rate (max-``|T|`` step-down, the default) or false discovery rate
         (Benjamini–Hochberg).
     n_ranges : int
         Quantile ranges of each numeric column (default 4).
@@ -342,7 +453,7 @@ def discover_slices(
     min_rows : int, optional
         Smallest slice tested (default ``max(30, 1 % of rows)``).
     n_resamples : int
-        Consistency resamples B of the max-|T| null (default 1,000; p-values are at least
+        Consistency resamples B of the max-``|T|`` null (default 1,000; p-values are at least
         ``1/(1 + B)``).
     notion : {"positive", "top-label", "classwise"}, optional
         What is calibrated: P(y = 1) (binary default), the top label, or every class one vs
@@ -353,6 +464,10 @@ def discover_slices(
         Seed of the resamples.
     progress : callable, optional
         ``progress(fraction, message)``.
+    prediction_ranges : bool
+        Slice on ``n_ranges`` quantile ranges of the prediction as well (default; the column
+        of :func:`with_prediction`), alone and crossed with every feature: the slices where
+        an over- or under-confident model's gaps are.
 
     Returns
     -------
@@ -362,6 +477,8 @@ def discover_slices(
     p, labels = check_probs_labels(probs, y)
     n = p.shape[0]
     frame = _features_frame(features, n)
+    if prediction_ranges:
+        frame = with_prediction(frame, p)
     alpha = check_fraction("alpha", alpha)
     check_choice(error_rate, ERROR_RATES, "error rate", "choose 'fwer' (family-wise) or "
                  "'fdr' (false discovery rate)")

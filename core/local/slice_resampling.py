@@ -55,7 +55,19 @@ Draw = Callable[[tuple[np.ndarray, ...], np.random.Generator, int], np.ndarray]
 class RowScores:
     """What is summed over each slice (module doc): ``arrays`` (each with one entry per row,
     first axis) and ``draw``, a module-level function ``draw(chunk_arrays, rng, B)`` that
-    returns the chunk's ``(rows, width)`` columns, float32."""
+    returns the chunk's ``(rows, width)`` columns, float32.
+
+    Attributes
+    ----------
+    arrays : tuple of numpy.ndarray
+        Per-row arrays, rows on the first axis.
+    draw : callable
+        ``draw(chunk_arrays, rng, B)``, a module-level function.
+    n_resamples : int
+        B.
+    width : int
+        Columns ``draw`` returns.
+    """
 
     arrays: tuple[np.ndarray, ...]
     draw: Draw
@@ -142,7 +154,23 @@ def slice_sums(family: SliceFamily, scores: RowScores, seed: int = 0,
     """``Σ_{i ∈ slice k}`` of every column of ``scores`` (module doc): a ``(K, width)``
     float64 array, column 0 (or each class block's first column) observed.
 
-    ``progress(fraction)`` is called after each batch of chunks."""
+    ``progress(fraction)`` is called after each batch of chunks.
+
+    Parameters
+    ----------
+    family : SliceFamily
+        The slices.
+    scores : RowScores
+        What is summed.
+    seed : int, default 0
+        Seed of the chunks' draws.
+    progress : callable, optional
+        ``progress(fraction)``.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     items = chunk_items(family, scores, seed)
     partial = family.n_slices * scores.width * 8
     batch = max(2 * machine_workers(), min(64, BATCH_BYTES // max(1, partial)))

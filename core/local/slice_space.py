@@ -157,6 +157,21 @@ class SliceFamily:
     duplicate); ``parents[k]`` are
     the slices with one condition less (their representatives where a parent was a
     duplicate); ``sizes[k]`` its rows.
+
+    Attributes
+    ----------
+    slices : tuple
+        The slices.
+    codings, codes, blocks, cell_maps, block_of, cell_of
+        How each slice's rows are found (above).
+    parents : tuple
+        The slices with one condition less.
+    sizes : numpy.ndarray
+        Rows of each slice.
+    n_ranges, depth, min_rows : int
+        The settings.
+    n_small, n_duplicates : int
+        Slices left out as too small or as duplicates.
     """
 
     slices: tuple[Slice, ...]

@@ -101,6 +101,7 @@ from core.metrics.intervals import (
     bootstrap_interval,
     check_level,
     cornish_fisher_band,
+    reported_estimate,
 )
 from core.metrics.scores import (
     brier_rows,
@@ -139,6 +140,23 @@ def confidence_outcome(
       the ``(n, m)`` matrices of all classes (column k is class k).
 
     ``notion=None`` means :func:`default_notion`. Outcomes are float arrays of 0.0 and 1.0.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    notion : {"positive", "top-label", "classwise"}, optional
+        The calibration notion compared (:func:`confidence_outcome`); ``None``: binary
+        problems ``"positive"``, multiclass ``"top-label"`` (:func:`default_notion`).
+    class_index : int, optional
+        For ``"classwise"``: the one class whose columns to return.
+
+    Returns
+    -------
+    confidence, outcome : numpy.ndarray
+        ``(n,)`` each, or ``(n, m)`` each for ``"classwise"`` without ``class_index``.
     """
     p, labels = check_probs_labels(probs, y)
     return confidence_outcome_of(p, labels, resolve_notion(notion, p), class_index)
@@ -152,6 +170,18 @@ def accuracy(probs: ArrayLike, y: ArrayLike) -> float:
 
     Binary ``(n,)`` input is read as the rows ``(1 − p, p)``, so ``p = 0.5`` predicts class 0
     (argmax ties go to the lowest index, as for the top-label notion).
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+
+    Returns
+    -------
+    float
+        The share of rows predicted right, in [0, 1].
     """
     p, labels = check_probs_labels(probs, y)
     return float(np.mean(correct(p, labels)))
@@ -168,6 +198,18 @@ def brier(probs: ArrayLike, y: ArrayLike) -> float:
     Brier's multi-category form of a binary problem would be exactly twice the binary form
     (both classes contribute ``(p_i − y_i)²``); a binary problem gets the binary form whatever
     the shape of its input, so the number does not depend on how the data were stored.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+
+    Returns
+    -------
+    float
+        The Brier score: in [0, 1] for a binary problem, [0, 2] otherwise.
     """
     p, labels = check_probs_labels(probs, y)
     return float(np.mean(brier_rows(p, labels)))
@@ -179,6 +221,20 @@ def nll(probs: ArrayLike, y: ArrayLike, eps: float = 1e-15) -> float:
     ``p_{i, y_i}`` is the probability given to the true class (``p`` or ``1 − p`` for binary
     ``(n,)`` input). Clipping at ``eps`` keeps a confident mistake finite (``−log eps`` ≈ 34.5
     for the default) instead of infinite.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    eps : float, default 1e-15
+        Smallest probability of the true class taken into the logarithm.
+
+    Returns
+    -------
+    float
+        The mean negative log-likelihood, ≥ 0.
     """
     eps = float(eps)
     if not 0.0 < eps < 1.0:
@@ -208,6 +264,27 @@ def ece(
     define the marginal ℓ2 error, so that ``ECE₂²`` is on the scale of the debiased classwise
     estimate (:func:`ece_debiased`, the mean of the per-class squared errors).
     ECE₂² is biased upwards by about ``Σ_b ȳ_b(1 − ȳ_b)/n`` — see :func:`ece_debiased`.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    n_bins : int, default 15
+        Number of bins.
+    strategy : {"uniform", "quantile"}
+        Equal-width or equal-mass (quantile) bins.
+    norm : {"l1", "l2"}
+        ECE₁ or ECE₂.
+    notion : {"positive", "top-label", "classwise"}, optional
+        The calibration notion compared (:func:`confidence_outcome`); ``None``: binary
+        problems ``"positive"``, multiclass ``"top-label"`` (:func:`default_notion`).
+
+    Returns
+    -------
+    float
+        The binned expected calibration error, in [0, 1].
     """
     p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
     return _ece(p, labels, n_bins, strategy, check_norm(norm), notion)
@@ -235,6 +312,25 @@ def mce(
 
     ``MCE = max_b |ȳ_b − p̄_b|`` over the non-empty bins; for ``notion="classwise"`` the
     maximum over classes as well.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    n_bins : int, default 15
+        Number of bins.
+    strategy : {"uniform", "quantile"}
+        Equal-width or equal-mass (quantile) bins.
+    notion : {"positive", "top-label", "classwise"}, optional
+        The calibration notion compared (:func:`confidence_outcome`); ``None``: binary
+        problems ``"positive"``, multiclass ``"top-label"`` (:func:`default_notion`).
+
+    Returns
+    -------
+    float
+        The largest bin gap, in [0, 1].
     """
     p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
     return binned_metric(p, labels, notion, n_bins, strategy, mce_from_sums, np.max)
@@ -252,6 +348,21 @@ def ace(probs: ArrayLike, y: ArrayLike, n_bins: int = 15) -> float:
     where the ranges r of class k are the ``n_bins`` quantile bins of ``p_ik`` (``R_k`` of
     them are non-empty: fewer than ``n_bins`` only when the tie rule merges bins). Every bin counts
     equally, whatever its size. Binary ``(n,)`` input is read as the two classes ``(1 − p, p)``.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    n_bins : int, default 15
+        Number of bins.
+        Equal-mass bins per class.
+
+    Returns
+    -------
+    float
+        The classwise adaptive calibration error, in [0, 1].
     """
     p, labels = check_probs_labels(probs, y)
     n_bins = check_count("n_bins", n_bins, 1)
@@ -272,6 +383,21 @@ def ace_top_label(probs: ArrayLike, y: ArrayLike, n_bins: int = 15) -> float:
     This is the number several libraries report as "ACE" (an adaptive-binning top-label ECE);
     :func:`ace` is Nixon et al.'s classwise version. For binary ``(n,)`` input the confidence
     is ``max(p, 1 − p)``.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    n_bins : int, default 15
+        Number of bins.
+        Equal-mass bins of the top-label confidence.
+
+    Returns
+    -------
+    float
+        The top-label adaptive calibration error, in [0, 1].
     """
     p, labels = check_probs_labels(probs, y)
     n_bins = check_count("n_bins", n_bins, 1)
@@ -318,6 +444,25 @@ def ece_debiased(
     * equal-mass bins use this module's equal-mass bins (percentile cuts with the tie rule of
       the module docstring) rather than the reference code's mid-points between order
       statistics.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    n_bins : int, default 15
+        Number of bins.
+    strategy : {"uniform", "quantile"}
+        Equal-width or equal-mass (quantile) bins.
+    notion : {"positive", "top-label", "classwise"}, optional
+        The calibration notion compared (:func:`confidence_outcome`); ``None``: binary
+        problems ``"positive"``, multiclass ``"top-label"`` (:func:`default_notion`).
+
+    Returns
+    -------
+    float
+        The debiased estimate of the squared ℓ2 calibration error; may be negative.
     """
     p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
     return binned_metric(p, labels, notion, n_bins, strategy, debiased_from_sums, np.mean)
@@ -334,6 +479,25 @@ def ece_debiased_l2(
 
     Taking the positive part and the square root makes it biased again (upwards, by Jensen's
     inequality and the clipping): it is a readable summary, no longer an unbiased estimate.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    n_bins : int, default 15
+        Number of bins.
+    strategy : {"uniform", "quantile"}
+        Equal-width or equal-mass (quantile) bins.
+    notion : {"positive", "top-label", "classwise"}, optional
+        The calibration notion compared (:func:`confidence_outcome`); ``None``: binary
+        problems ``"positive"``, multiclass ``"top-label"`` (:func:`default_notion`).
+
+    Returns
+    -------
+    float
+        ``√max(0, Ê²_DB)``, ≥ 0.
     """
     return float(np.sqrt(max(0.0, ece_debiased(probs, y, n_bins, strategy, notion))))
 
@@ -432,6 +596,35 @@ def reliability_table(
     where no tie or row on an edge meets the tie rule (module docstring). A diagram shows one
     confidence per row, so ``notion="classwise"`` needs ``class_index``. The notion and
     settings are stored in ``DataFrame.attrs``.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    n_bins : int, default 15
+        Number of bins.
+    strategy : {"uniform", "quantile"}
+        Equal-width or equal-mass (quantile) bins.
+    notion : {"positive", "top-label", "classwise"}, optional
+        The calibration notion compared (:func:`confidence_outcome`); ``None``: binary
+        problems ``"positive"``, multiclass ``"top-label"`` (:func:`default_notion`).
+    interval : {"wilson", "jeffreys"}
+        The binomial interval of each bin's frequency.
+    level : float, default 0.95
+        Coverage of the intervals and of the consistency band.
+    class_index : int, optional
+        The class of a ``"classwise"`` diagram.
+    n_resamples : int, default 1000
+        Redraws of the consistency band; 0 skips it.
+    seed : int or None, default 0
+        Seed of the redraws.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per bin, the columns above; the notion and settings in ``attrs``.
     """
     p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
     level = check_level(level)
@@ -492,6 +685,30 @@ def bootstrap_ci(
     interval from the ``θ*_r`` (:func:`core.metrics.intervals.bootstrap_interval`). Any callable of
     ``(probs, y)`` works (it is called once per resample); the metrics of
     :func:`metrics_table` use a vectorised version of the same resamples.
+
+    Parameters
+    ----------
+    statistic : callable
+        ``statistic(probs, y) -> float``, called once per resample.
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    n_resamples : int, default 1000
+        Bootstrap resamples of the rows.
+    level : float, default 0.95
+        Coverage of the interval.
+    seed : int or None, default 0
+        Seed of the resamples.
+    method : {"basic", "percentile"}
+        The bootstrap interval.
+    bounds : tuple of float
+        The interval is clipped to ``(low, high)``.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``.
     """
     p, labels = check_probs_labels(probs, y)
     n_resamples = check_count("n_resamples", n_resamples, 1)
@@ -519,7 +736,8 @@ def metrics_table(
     """Point estimates and bootstrap intervals (basic by default, or percentile; see
     :func:`core.metrics.intervals.bootstrap_interval`) of the global metrics.
 
-    Columns ``metric, value, ci_low, ci_high, notion, description``; rows, in order:
+    Columns ``metric, value, estimate, ci_low, ci_high, notion, description``; rows, in
+    order:
     accuracy, Brier score, NLL, ECE (L1), ECE (L2), MCE (``n_bins`` bins of ``strategy`` under
     ``notion``), ACE (classwise, equal-mass bins, Nixon et al. 2019) and the debiased squared
     ℓ2 ECE (``notion``, equal-mass bins, Kumar et al. 2019). The display names are
@@ -529,11 +747,42 @@ def metrics_table(
     bootstrap and leaves the intervals NaN. The notion column says which calibration notion a
     row measures ("n/a" for accuracy, Brier and NLL, which do not bin).
 
-    The binned errors are biased upwards in small bins, and a bootstrap resample (with its
-    duplicated rows) is noisier still, so their percentile intervals sit above the plug-in
-    value and may not contain it; read them as the sampling spread, not as an unbiased range.
+    ``value`` is the estimator on the data (the number peer tools report); ``estimate`` is the
+    point reported with the interval (:func:`core.metrics.intervals.reported_estimate`): for
+    the biased errors the bootstrap's median-bias-corrected value
+    ``T̃ = T + θ(F̂) − median(T*)`` (basic) or ``median(T*)`` (percentile), which the interval
+    always contains; for accuracy, Brier score and NLL the value itself. The binned errors
+    are biased upwards in small bins, so ``T̃`` sits below ``T`` and can be negative: the
+    miscalibration is then below the noise.
     Cost: O(n_resamples · n · (number of confidence vectors)) — about 0.8 s for a binary
     problem with n = 10,000 and 1,000 resamples on two cores.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    notion : {"positive", "top-label", "classwise"}, optional
+        The calibration notion compared (:func:`confidence_outcome`); ``None``: binary
+        problems ``"positive"``, multiclass ``"top-label"`` (:func:`default_notion`).
+    n_bins : int, default 15
+        Number of bins.
+    strategy : {"uniform", "quantile"}
+        Equal-width or equal-mass (quantile) bins.
+    n_resamples : int, default 1000
+        Bootstrap resamples of the rows; 0 skips the intervals.
+    level : float, default 0.95
+        Coverage of the intervals.
+    seed : int or None, default 0
+        Seed of the resamples.
+    method : {"basic", "percentile"}
+        The bootstrap interval.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``metric, value, ci_low, ci_high, notion, description``, one row per metric.
     """
     p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
     n_resamples = check_count("n_resamples", n_resamples, 0)
@@ -552,6 +801,7 @@ def metrics_table(
         "ece_debiased": binned_metric(p, labels, notion, n_bins, "quantile",
                                       debiased_from_sums, np.mean),
     }
+    estimate = dict(values)
     low = dict.fromkeys(METRIC_KEYS, np.nan)
     high = dict.fromkeys(METRIC_KEYS, np.nan)
     if n_resamples > 0:
@@ -559,11 +809,13 @@ def metrics_table(
         plugins = {"ece_debiased": binned_metric(
             p, labels, notion, n_bins, "quantile", plugin_squared_from_sums, np.mean)}
         for key, sample in draws.items():
-            low[key], high[key] = bootstrap_interval(sample, values[key], level, method,
-                                                     METRIC_BOUNDS[key], plugins.get(key))
+            estimate[key], low[key], high[key] = reported_estimate(
+                sample, values[key], level, method, METRIC_BOUNDS[key], plugins.get(key),
+                METRIC_DESCRIPTIONS[key].biased)
     return pd.DataFrame({
         "metric": [METRIC_NAMES[key] for key in METRIC_KEYS],
         "value": [values[key] for key in METRIC_KEYS],
+        "estimate": [estimate[key] for key in METRIC_KEYS],
         "ci_low": [low[key] for key in METRIC_KEYS],
         "ci_high": [high[key] for key in METRIC_KEYS],
         "notion": [METRIC_DESCRIPTIONS[key].notion or notion for key in METRIC_KEYS],

@@ -47,6 +47,18 @@ def bin_indices(conf: ArrayLike, edges: ArrayLike) -> np.ndarray:
 
     Bin b is ``(edges[b], edges[b+1]]``, the first bin includes 0 and any value at or below its
     upper edge, the last bin includes 1 — scikit-learn's ``calibration_curve`` convention.
+
+    Parameters
+    ----------
+    conf : array_like
+        ``(n,)`` confidences.
+    edges : array_like
+        :func:`bin_edges`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n,)`` bin numbers.
     """
     edges = np.asarray(edges, dtype=np.float64)
     return np.searchsorted(edges[1:-1], np.asarray(conf, dtype=np.float64), side="left")
@@ -120,6 +132,19 @@ def bin_edges(conf: ArrayLike, n_bins: int = 15, strategy: str = "uniform") -> n
     (``u`` if that rounds to ``w``). With these edges :func:`bin_indices` puts every row in
     its bin, and without ties the bins are those of ``calibration_curve(strategy="quantile")``
     unless a row sits exactly on a percentile edge at or below the median.
+
+    Parameters
+    ----------
+    conf : array_like
+        ``(n,)`` confidences.
+    n_bins : int, default 15
+        Bins asked for.
+    strategy : {"uniform", "quantile"}
+        Equal-width or equal-mass.
+
+    Returns
+    -------
+    numpy.ndarray
     """
     n_bins = check_count("n_bins", n_bins, 1)
     check_strategy(strategy)

@@ -131,7 +131,25 @@ def cumulative_metric(probs: ArrayLike, y: ArrayLike, statistic: str = "kuiper",
                       notion: str | None = None, class_index: int | None = None) -> float:
     """Kuiper's H (default) or the Kolmogorov–Smirnov G of the cumulative differences, on the
     scale of probabilities: H is the largest miscalibration accumulated over any range of
-    confidences, as a share of all rows. 0 when every prefix is calibrated."""
+    confidences, as a share of all rows. 0 when every prefix is calibrated.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    statistic : {"kuiper", "ks"}
+        H or G.
+    notion : str, optional
+        The calibration notion.
+    class_index : int, optional
+        The class of the classwise notion.
+
+    Returns
+    -------
+    float
+    """
     check_choice(statistic, STATISTICS, "cumulative statistic",
                  "choose 'ks' (Kolmogorov–Smirnov) or 'kuiper'")
     path = cumulative_differences(probs, y, notion, class_index)

@@ -22,19 +22,23 @@ class MetricDescription:
     bounds: tuple[float, float]
     notion: str | None
     description: str
+    #: A biased plug-in error (or a debiased one whose basic interval is centred on its
+    #: plug-in): the table reports the bootstrap's bias-corrected point with its interval
+    #: (:func:`core.metrics.intervals.bootstrap_estimate`); the means report themselves.
+    biased: bool = True
 
 
 METRIC_DESCRIPTIONS = {
     "accuracy": MetricDescription(
         "Accuracy", (0.0, 1.0), "n/a",
-        "Share of rows whose most probable class is the true class."),
+        "Share of rows whose most probable class is the true class.", biased=False),
     "brier": MetricDescription(
         "Brier score", (0.0, 2.0), "n/a",
         "Mean squared distance between predicted probabilities and the outcome "
-        "(lower is better)."),
+        "(lower is better).", biased=False),
     "nll": MetricDescription(
         "NLL", (0.0, np.inf), "n/a",
-        "Mean negative log-probability of the true class (lower is better)."),
+        "Mean negative log-probability of the true class (lower is better).", biased=False),
     "ece_l1": MetricDescription(
         "ECE (L1)", (0.0, 1.0), None,
         "Row-weighted mean |observed frequency − mean confidence| over {bins}."),
@@ -54,7 +58,7 @@ METRIC_DESCRIPTIONS = {
         "Mean |gap| over {n_bins} equal-mass bins of the top-label confidence, every bin "
         "weighted equally — the adaptive ECE other libraries report as 'ACE'."),
     "ece_debiased": MetricDescription(
-        "Debiased squared ECE (L2²)", (-1.0, 1.0), None,
+        "Debiased squared ECE (L2²)", (0.0, 1.0), None,
         "Squared L2 calibration error over {n_bins} equal-mass bins with the sampling-noise "
         "bias removed (Kumar et al. 2019); can be below 0."),
 }

@@ -24,7 +24,7 @@ from core.kernels.engine import in_threads
 from core.metrics.clinical import calibration_slope, ici_of
 from core.metrics.cumulative import cumulative_differences
 from core.metrics.decomposition import decompose_of, isotonic_recalibration
-from core.metrics.intervals import bootstrap_interval, check_level
+from core.metrics.intervals import check_level, reported_estimate
 from core.metrics.scores import one_confidence_per_row
 from core.metrics.smooth import smooth_ece_of
 
@@ -65,6 +65,10 @@ ROWS = {
 }
 #: The row keys in table order.
 ROW_KEYS = tuple(ROWS)
+#: Rows that report their own value with the interval: the Wald rows and the Brier
+#: uncertainty ȳ(1 − ȳ) (a smooth function of a mean); every other row is a plug-in
+#: error reported as its bias-corrected point (:func:`core.metrics.intervals.reported_estimate`).
+UNBIASED_ROWS = ("slope", "intercept", "brier_unc")
 
 
 def _values(conf: np.ndarray, outcome: np.ndarray, notion: str) -> dict[str, float]:
@@ -108,8 +112,12 @@ def extended_metrics_table(
     Returns
     -------
     pandas.DataFrame
-        Columns ``metric, value, ci_low, ci_high, notion, description`` as
-        :func:`core.metrics.binned.metrics_table`, one row per :data:`ROWS` entry.
+        Columns ``metric, value, estimate, ci_low, ci_high, notion, description`` as
+        :func:`core.metrics.binned.metrics_table`, one row per :data:`ROWS` entry:
+        ``estimate`` is the point reported with the interval — for every row but
+        :data:`UNBIASED_ROWS` the bootstrap's bias-corrected ``T + T − median(T*)`` (basic) or
+        ``median(T*)`` (percentile), which the interval contains
+        (:func:`core.metrics.intervals.reported_estimate`).
     """
     n_resamples = check_count("n_resamples", n_resamples, 0)
     level = check_level(level)
@@ -126,6 +134,7 @@ def extended_metrics_table(
         slope = dict.fromkeys(("slope", "intercept", "slope_low", "intercept_low",
                                "slope_high", "intercept_high"), np.nan)
     values.update(slope=slope["slope"], intercept=slope["intercept"])
+    estimate = dict(values)
     low.update(slope=slope["slope_low"], intercept=slope["intercept_low"])
     high.update(slope=slope["slope_high"], intercept=slope["intercept_high"])
     if n_resamples:
@@ -156,12 +165,14 @@ def extended_metrics_table(
         for key in ROW_KEYS:
             if key in ("slope", "intercept"):
                 continue
-            low[key], high[key] = bootstrap_interval([v[key] for v in resampled], values[key],
-                                                     level, method, ROWS[key][1])
+            estimate[key], low[key], high[key] = reported_estimate(
+                [v[key] for v in resampled], values[key], level, method, ROWS[key][1],
+                biased=key not in UNBIASED_ROWS)
     label = notion if class_index is None else f"{notion}: class {class_index}"
     return pd.DataFrame({
         "metric": [ROWS[key][0] for key in ROW_KEYS],
         "value": [values[key] for key in ROW_KEYS],
+        "estimate": [estimate[key] for key in ROW_KEYS],
         "ci_low": [low[key] for key in ROW_KEYS],
         "ci_high": [high[key] for key in ROW_KEYS],
         "notion": [label] * len(ROW_KEYS),

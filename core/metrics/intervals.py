@@ -14,6 +14,7 @@ there is no proportion to estimate and both ends are NaN.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 from scipy import stats
 
@@ -101,7 +102,21 @@ def jeffreys_interval(
 def binomial_interval(
     successes: ArrayLike, trials: ArrayLike, method: str = "wilson", level: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Dispatch to :func:`wilson_interval` or :func:`jeffreys_interval` by name."""
+    """Dispatch to :func:`wilson_interval` or :func:`jeffreys_interval` by name.
+
+    Parameters
+    ----------
+    successes, trials : array_like
+        Counts.
+    method : {"wilson", "jeffreys"}
+        The interval.
+    level : float, default 0.95
+        Coverage.
+
+    Returns
+    -------
+    low, high : numpy.ndarray
+    """
     if method == "wilson":
         return wilson_interval(successes, trials, level)
     if method == "jeffreys":
@@ -129,18 +144,172 @@ def bootstrap_interval(
     (``plugin``; by default T itself, right when T is the plug-in). Hence
     ``[T + θ(F̂) − q_{1−α/2}, T + θ(F̂) − q_{α/2}]``. For a binned ECE (biased upward, its
     resamples more so) the interval moves down by the resampling bias and can lie below the
-    point estimate, which is correct for the population value; for a debiased estimator,
+    plug-in estimate, which is correct for the population value; for a debiased estimator,
     ``plugin`` is its plug-in counterpart (as in Kumar et al.'s reference code).
     ``percentile``: ``[q_{α/2}, q_{1−α/2}]``. The interval is clipped to ``bounds``.
+    The point estimate that belongs to this interval is :func:`bootstrap_estimate`.
+
+    Parameters
+    ----------
+    draws : array_like
+        The resampled values ``T*_r``.
+    estimate : float
+        The estimate ``T`` on the data.
+    level : float
+        Confidence level, strictly between 0 and 1.
+    method : {"basic", "percentile"}
+        The construction.
+    bounds : tuple of float
+        The quantity's natural range; both ends are clipped to it.
+    plugin : float, optional
+        ``θ(F̂)`` when ``T`` is not the plug-in estimate.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``.
+
+    Raises
+    ------
+    ValueError
+        When ``level`` is not in (0, 1) or ``method`` is unknown.
+    """
+    low, _, high = bootstrap_estimate(draws, estimate, level, method, bounds, plugin)
+    return low, high
+
+
+def bootstrap_estimate(
+    draws: ArrayLike,
+    estimate: float,
+    level: float = 0.95,
+    method: str = "basic",
+    bounds: tuple[float, float] = (-np.inf, np.inf),
+    plugin: float | None = None,
+) -> tuple[float, float, float]:
+    """The bootstrap interval and the point estimate at its centre, which it always contains.
+
+    One rule maps the resampled values' quantiles ``q_{α/2} ≤ q_{1/2} ≤ q_{1−α/2}`` to the
+    interval's ends and to its point, so the point lies inside by construction:
+
+    * ``basic``: ``x ↦ T + θ(F̂) − x`` (:func:`bootstrap_interval`), so the point is the
+      median-bias-corrected estimate ``T̃ = T + θ(F̂) − q_{1/2}`` (the bootstrap bias
+      correction of Efron & Tibshirani 1993, §10.6, with the median of the resamples in
+      place of their mean);
+    * ``percentile``: ``x ↦ x``, so the point is ``q_{1/2}``.
+
+    The three numbers are clipped to ``bounds`` (a monotone map, so containment survives).
+    A biased plug-in estimator (a binned or smooth ECE, Brier REL, KS/Kuiper) is reported
+    as ``T̃`` with this interval; ``T̃`` below the quantity's natural lower bound (a negative
+    error: the miscalibration is below the noise) comes back clipped, and the unclipped
+    value is :func:`core.metrics.intervals.raw_bootstrap_estimate`.
+
+    Parameters
+    ----------
+    draws : array_like
+        The resampled values ``T*_r``.
+    estimate : float
+        The estimate ``T`` on the data.
+    level : float
+        Confidence level, strictly between 0 and 1.
+    method : {"basic", "percentile"}
+        The construction.
+    bounds : tuple of float
+        The quantity's natural range.
+    plugin : float, optional
+        ``θ(F̂)`` when ``T`` is not the plug-in estimate.
+
+    Returns
+    -------
+    tuple of float
+        ``(low, point, high)`` with ``low ≤ point ≤ high``.
+
+    Raises
+    ------
+    ValueError
+        When ``level`` is not in (0, 1) or ``method`` is unknown.
     """
     level = check_level(level)
     check_choice(method, BOOTSTRAP_METHODS, "bootstrap interval", "use 'basic' or 'percentile'")
+    low, point, high = _mapped_quantiles(draws, estimate, level, method, plugin)
+    return (float(np.clip(low, *bounds)), float(np.clip(point, *bounds)),
+            float(np.clip(high, *bounds)))
+
+
+def raw_bootstrap_estimate(draws: ArrayLike, estimate: float, method: str = "basic",
+                           plugin: float | None = None) -> float:
+    """The point of :func:`bootstrap_estimate` before clipping to the natural range.
+
+    Parameters
+    ----------
+    draws : array_like
+        The resampled values ``T*_r``.
+    estimate : float
+        The estimate ``T`` on the data.
+    method : {"basic", "percentile"}
+        The construction.
+    plugin : float, optional
+        ``θ(F̂)`` when ``T`` is not the plug-in estimate.
+
+    Returns
+    -------
+    float
+        ``T + θ(F̂) − q_{1/2}`` (basic) or ``q_{1/2}`` (percentile); it may be negative for a
+        non-negative quantity.
+    """
+    return float(_mapped_quantiles(draws, estimate, 0.5, method, plugin)[1])
+
+
+def _mapped_quantiles(draws: ArrayLike, estimate: float, level: float, method: str,
+                      plugin: float | None) -> np.ndarray:
+    """``(low, point, high)`` before clipping: the quantiles α/2, ½, 1 − α/2 of the draws,
+    mapped by the method's rule (reversed about ``T + θ(F̂)`` for basic)."""
     alpha = 1.0 - level
-    q_low, q_high = np.quantile(np.asarray(draws, dtype=np.float64), [alpha / 2, 1 - alpha / 2])
-    centre = estimate + (estimate if plugin is None else plugin)
-    low, high = (q_low, q_high) if method == "percentile" else (centre - q_high,
-                                                                centre - q_low)
-    return float(np.clip(low, *bounds)), float(np.clip(high, *bounds))
+    q = np.quantile(np.asarray(draws, dtype=np.float64), [alpha / 2, 0.5, 1 - alpha / 2])
+    if method == "percentile":
+        return q
+    return (estimate + (estimate if plugin is None else plugin)) - q[::-1]
+
+
+def reported_estimate(draws: ArrayLike, value: float, level: float, method: str,
+                      bounds: tuple[float, float], plugin: float | None = None,
+                      biased: bool = True) -> tuple[float, float, float]:
+    """``(estimate, low, high)`` of one row of a metrics table: the rule every table applies.
+
+    A biased row (``biased``: a plug-in calibration error, whose basic interval is centred on
+    ``T + θ(F̂)`` rather than on ``T``) reports the point of :func:`bootstrap_estimate`,
+    ``T̃ = T + θ(F̂) − q_{1/2}(T*)`` (unclipped: it is negative when the error is below the
+    noise) with its interval, so ``low ≤ max(T̃, bounds[0]) ≤ high``. A mean (accuracy, Brier
+    score, NLL) reports itself, ``T``, with its basic interval. Without draws the estimate is
+    ``T`` and the interval NaN.
+
+    Parameters
+    ----------
+    draws : array_like
+        The resampled values (empty: no bootstrap).
+    value : float
+        The estimate ``T`` on the data.
+    level : float
+        Confidence level.
+    method : {"basic", "percentile"}
+        The interval's construction.
+    bounds : tuple of float
+        The natural range the interval is clipped to.
+    plugin : float, optional
+        ``θ(F̂)`` when ``T`` is not the plug-in estimate.
+    biased : bool
+        Whether the row reports the bias-corrected point.
+
+    Returns
+    -------
+    tuple of float
+        ``(estimate, low, high)``.
+    """
+    draws = np.asarray(draws, dtype=np.float64)
+    if draws.size == 0:
+        return float(value), np.nan, np.nan
+    low, _, high = bootstrap_estimate(draws, value, level, method, bounds, plugin)
+    estimate = raw_bootstrap_estimate(draws, value, method, plugin) if biased else value
+    return float(estimate), low, high
 
 
 def cornish_fisher_band(count: np.ndarray, mean: np.ndarray, variance: np.ndarray,
@@ -159,3 +328,95 @@ def cornish_fisher_band(count: np.ndarray, mean: np.ndarray, variance: np.ndarra
                      for q in z)
     filled = count > 0
     return np.where(filled, low, np.nan), np.where(filled, high, np.nan)
+
+
+#: What a negative estimate of a non-negative error reads as.
+BELOW_NOISE = "≈ 0 (below the noise)"
+#: Metrics-table rows whose quantity has a sign (every other row is a non-negative error).
+SIGNED_METRICS = ("Calibration slope", "Calibration intercept")
+
+
+def format_estimate(estimate: float, signed: bool = False, digits: int = 4) -> str:
+    """The text of a reported estimate: ``"≈ 0 (below the noise)"`` for a negative estimate of
+    a non-negative quantity (a bias-corrected or debiased error below its sampling noise),
+    else the number with ``digits`` decimals.
+
+    Parameters
+    ----------
+    estimate : float
+        The reported point (``estimate`` column of a metrics table).
+    signed : bool
+        Whether the quantity may be negative (a calibration slope or intercept).
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    str
+        The text; ``"—"`` for NaN.
+    """
+    if not np.isfinite(estimate):
+        return "—"
+    if estimate < 0 and not signed:
+        return BELOW_NOISE
+    return f"{estimate:.{digits}f}"
+
+
+def format_interval(low: float, high: float, digits: int = 4) -> str:
+    """``"[low, high]"`` with ``digits`` decimals, or ``"—"`` without an interval.
+
+    Parameters
+    ----------
+    low, high : float
+        The interval's ends.
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    str
+        The text.
+    """
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return "—"
+    return f"[{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def shown_metrics(table: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """A metrics table as it is displayed (pages, report, CLI): ``metric``, ``estimate``
+    (:func:`format_estimate`), ``interval`` (:func:`format_interval`), ``value`` (the
+    estimator on the data, the raw number) and ``notion``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A table of :func:`core.metrics.binned.metrics_table` or
+        :func:`core.metrics.extended.extended_metrics_table` (or both concatenated).
+    digits : int
+        Decimals shown.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per metric, every column text but ``value``.
+    """
+    estimate = table["estimate"] if "estimate" in table else table["value"]
+    return pd.DataFrame({
+        "metric": table["metric"],
+        "estimate": [format_estimate(e, m in SIGNED_METRICS, digits)
+                     for e, m in zip(estimate, table["metric"], strict=True)],
+        "interval": [format_interval(lo, hi, digits)
+                     for lo, hi in zip(table["ci_low"], table["ci_high"], strict=True)],
+        "value": table["value"],
+        "notion": table["notion"],
+    })
+
+
+#: The caption under every displayed metrics table: how to read ``estimate`` and ``value``.
+ESTIMATE_CAPTION = (
+    "Estimate: for a calibration error, the bootstrap's bias-corrected value (the plug-in "
+    "value, corrected by the median of the resampled values: T + T − median T*), the point its "
+    "interval is built around, so the interval always contains it; "
+    f"'{BELOW_NOISE}' when that correction is negative (the raw numbers are the plug-in "
+    "value column and the results' estimate column). Accuracy, Brier score, NLL, slope and "
+    "intercept report their own value.")

@@ -22,7 +22,18 @@ NOTIONS = ("positive", "top-label", "classwise")
 
 
 def default_notion(probs: ArrayLike) -> str:
-    """``"positive"`` for a binary problem, ``"top-label"`` for a multiclass one."""
+    """``"positive"`` for a binary problem, ``"top-label"`` for a multiclass one.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+
+    Returns
+    -------
+    str
+        ``"positive"`` or ``"top-label"``.
+    """
     return "positive" if is_binary(probs) else "top-label"
 
 

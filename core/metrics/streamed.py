@@ -49,7 +49,7 @@ from core.metrics.binning import (
     run_sides,
 )
 from core.metrics.descriptions import METRIC_DESCRIPTIONS, METRIC_KEYS, describe
-from core.metrics.intervals import binomial_interval, bootstrap_interval, cornish_fisher_band
+from core.metrics.intervals import binomial_interval, cornish_fisher_band, reported_estimate
 from core.metrics.order_statistics import OrderStatistics
 from core.metrics.scores import brier_rows, correct, nll_rows
 
@@ -338,6 +338,7 @@ def metrics_table_from(rows: RowSums, notion_sums: dict[str, list[BinnedSums]],
     """:func:`core.metrics.binned.metrics_table` from streamed sums; the intervals from the
     Poisson bootstrap sums (NaN without resamples)."""
     values = metric_values(rows, notion_sums, class_quantile, top_quantile, strategy)
+    estimate = dict(values)
     low = dict.fromkeys(METRIC_KEYS, np.nan)
     high = dict.fromkeys(METRIC_KEYS, np.nan)
     if rows.boot is not None:
@@ -348,12 +349,13 @@ def metrics_table_from(rows: RowSums, notion_sums: dict[str, list[BinnedSums]],
         for key, sample in draws.items():
             finite = np.asarray(sample, dtype=np.float64)
             finite = finite[np.isfinite(finite)]
-            low[key], high[key] = bootstrap_interval(
+            estimate[key], low[key], high[key] = reported_estimate(
                 finite, values[key], level, method, METRIC_DESCRIPTIONS[key].bounds,
-                plugins.get(key))
+                plugins.get(key), METRIC_DESCRIPTIONS[key].biased)
     return pd.DataFrame({
         "metric": [METRIC_DESCRIPTIONS[key].name for key in METRIC_KEYS],
         "value": [values[key] for key in METRIC_KEYS],
+        "estimate": [estimate[key] for key in METRIC_KEYS],
         "ci_low": [low[key] for key in METRIC_KEYS],
         "ci_high": [high[key] for key in METRIC_KEYS],
         "notion": [METRIC_DESCRIPTIONS[key].notion or notion for key in METRIC_KEYS],

@@ -6,6 +6,13 @@ split (see :mod:`core.recalibration.compare`).
 """
 
 from core.recalibration.base import RECALIBRATORS, Recalibrator, make_recalibrator
-from core.recalibration.compare import Comparison, compare
+from core.recalibration.compare import (
+    RECOMMENDATION_RULE,
+    Comparison,
+    Recommendation,
+    compare,
+    recommend,
+)
 
-__all__ = ["RECALIBRATORS", "Comparison", "Recalibrator", "compare", "make_recalibrator"]
+__all__ = ["RECALIBRATORS", "RECOMMENDATION_RULE", "Comparison", "Recalibrator",
+           "Recommendation", "compare", "make_recalibrator", "recommend"]

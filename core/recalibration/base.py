@@ -587,7 +587,25 @@ RECALIBRATORS: dict[str, RecalibratorSpec] = {spec.key: spec for spec in (
 def make_recalibrator(name: str, **params: Any) -> Recalibrator:
     """A new, unfitted recalibrator from the registry: ``RECALIBRATORS[name]`` with
     ``params`` over its defaults. An unknown name or parameter raises a ValueError naming
-    the choices."""
+    the choices.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`RECALIBRATORS`.
+    **params
+        Settings of that method over its defaults.
+
+    Returns
+    -------
+    Recalibrator
+        Unfitted: call ``.fit(probs, y)``, then ``.predict(probs)``.
+
+    Raises
+    ------
+    ValueError
+        An unknown name or parameter, with the choices.
+    """
     spec = RECALIBRATORS[check_choice(name, tuple(RECALIBRATORS), "recalibration method")]
     return spec.build(**params)
 

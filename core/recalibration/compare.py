@@ -20,6 +20,10 @@ Scores per method (the ``table`` columns):
   random features when approximate) over the chosen features, on at most
   :data:`KERNEL_ROWS` test rows (:func:`core.kernels.resampling.row_sample`); for multiclass
   problems on the top-label pair (confidence, correct);
+* ``brier_worse_p`` — the one-sided paired z-test (Diebold–Mariano, per-row Brier scores on
+  the same test rows) of "the method's Brier score is worse than the uncalibrated model's":
+  with ``d_i = b_i(method) − b_i(uncalibrated)``, ``z = d̄ / (s_d/√n)`` and
+  ``p = 1 − Φ(z)`` (1 for the uncalibrated row itself);
 * ``max_group_mce`` — the largest MCE (5 equal-width bins, :data:`GROUP_BINS`) over the
   levels with at least 30 test rows of each chosen group attribute (Luo et al., Table 1);
 * ``fit_seconds`` — wall time of ``fit``.
@@ -37,6 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from core import metrics
 from core.data.audit_data import AuditData
@@ -51,6 +56,7 @@ from core.local.embedding import fit_embedding
 from core.local.lcb_estimate import lcb_estimate, select_bandwidths
 from core.local.lcb_trends import lcb_trends
 from core.local.lce_estimate import mlce, mlce_curve
+from core.metrics.scores import brier_rows
 from core.recalibration.base import RECALIBRATORS
 from core.stattests.klce_grid import bandwidth_grid, klce_grid_test
 
@@ -77,11 +83,11 @@ KLCE_FACTORS = (0.5, 1.0, 2.0)
 #: kernel passes would dominate a comparison of many methods at 10⁵–10⁶ rows.
 KERNEL_ROWS = 20_000
 METRICS = ("accuracy", "brier", "nll", "ece", "mce", "mlce", "klce_p", "max_group_mce",
-           "fit_seconds")
+           "brier_worse_p", "fit_seconds")
 #: Direction of "better" for every column: +1 higher is better, −1 lower is better, 0 neither
 #: (a p-value is evidence, not a score: higher means less evidence of local miscalibration).
 BETTER = {"accuracy": 1, "brier": -1, "nll": -1, "ece": -1, "mce": -1, "mlce": -1,
-          "klce_p": 1, "max_group_mce": -1, "fit_seconds": -1}
+          "klce_p": 1, "max_group_mce": -1, "brier_worse_p": 1, "fit_seconds": -1}
 
 
 @dataclass(frozen=True, eq=False)
@@ -94,6 +100,27 @@ class Comparison:
     ``audit.probs`` (``(n, m)``). ``test``: the first split's test rows. ``coords``: their
     standardised 2-D PCA coordinates of the MLCE (``None`` without features). ``skipped``:
     method → why it could not run. ``notes``: how the rows were split.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per method.
+    probs : dict of str to numpy.ndarray
+        Test probabilities of the first split, by method.
+    test : AuditData
+        The first split's test rows.
+    coords : numpy.ndarray or None
+        Their 2-D coordinates of the MLCE.
+    features, groups : tuple of str
+        The audit features and group attributes used.
+    gamma : float
+        The MLCE's bandwidth.
+    n_splits, n_resamples : int
+        Repeated splits and resamples.
+    skipped : dict of str to str
+        Methods that could not run, and why.
+    notes : tuple of str
+        How the rows were split.
     """
 
     table: pd.DataFrame
@@ -200,6 +227,32 @@ def mlce_space(calibration: AuditData, test: AuditData, features: tuple[str, ...
     return coords.transform(pca.transform(scaler.transform(X_test)))
 
 
+def brier_worse_p_value(probs: np.ndarray, reference: np.ndarray, y: np.ndarray) -> float:
+    """One-sided paired p-value of "``probs`` has a worse Brier score than ``reference``".
+
+    With the per-row Brier scores ``d_i = b_i(probs) − b_i(reference)`` on the same rows,
+    ``z = d̄ / (s_d / √n)`` (Diebold & Mariano 1995, the paired z-test) and
+    ``p = 1 − Φ(z)``; identical scores give ``p = 1``.
+
+    Parameters
+    ----------
+    probs, reference : numpy.ndarray
+        ``(n, m)`` probabilities of the method and of the uncalibrated model.
+    y : numpy.ndarray
+        The labels of the same rows.
+
+    Returns
+    -------
+    float
+        The p-value; small when the method is worse.
+    """
+    d = brier_rows(probs, y) - brier_rows(reference, y)
+    spread = float(np.std(d, ddof=1)) if d.size > 1 else 0.0
+    if spread == 0.0:
+        return 1.0 if float(np.mean(d)) <= 0 else 0.0
+    return float(stats.norm.sf(np.mean(d) / (spread / np.sqrt(d.size))))
+
+
 def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
             kernel: tuple[np.ndarray, np.ndarray | None], groups: tuple[str, ...],
             gamma: float, n_resamples: int, seed: int, computation: str = "auto"
@@ -221,6 +274,7 @@ def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
             value = metrics.mce(probs[mask], y[mask], GROUP_BINS)
             worst = value if np.isnan(worst) else max(worst, value)
     row["max_group_mce"] = worst
+    row["brier_worse_p"] = brier_worse_p_value(probs, test.probs, y)
     return row
 
 
@@ -457,3 +511,98 @@ def lcb_before_after(comparison: Comparison, method: str, feature: str, degree: 
         if progress is not None:
             progress((k + 2) / 3, f"local bias {label}")
     return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------- the decision
+
+#: The recommendation rule in one line (the page, the report and the CLI print it).
+RECOMMENDATION_RULE = (
+    "Among the methods whose KLCE test does not reject local calibration (klce_p > α) and "
+    "whose Brier score is not worse than the uncalibrated model's by a one-sided paired "
+    "test (brier_worse_p > α), the one with the lowest ECE.")
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The method :func:`recommend` chooses, and why.
+
+    Attributes
+    ----------
+    method : str or None
+        The chosen method's key, or ``None`` when no method passes both checks.
+    reason : str
+        One sentence: the choice and its numbers, or "none passes" and what failed.
+    rule : str
+        :data:`RECOMMENDATION_RULE`.
+    checks : pandas.DataFrame
+        One row per method (not the uncalibrated model): ``method``, ``ece``,
+        ``local_passes``, ``brier_not_worse``, ``passes``.
+    """
+
+    method: str | None
+    reason: str
+    rule: str
+    checks: pd.DataFrame
+
+
+def recommend(table: pd.DataFrame, alpha: float = 0.05) -> Recommendation:
+    """One recalibration method by :data:`RECOMMENDATION_RULE`.
+
+    A method passes when its aggregated KLCE test does not reject (``klce_p > alpha``) and its
+    Brier score is not shown worse than the uncalibrated model's (``brier_worse_p > alpha``);
+    of those that pass, the lowest ``ece`` is chosen (ties: the first in the table). With
+    several splits the table's columns are means over the splits, and so is the rule's input.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :attr:`Comparison.table` (``method``, ``ece``, ``klce_p``, ``brier_worse_p``).
+    alpha : float
+        Level of both tests.
+
+    Returns
+    -------
+    Recommendation
+        The choice (``None``: none passes), its reason and the per-method checks.
+
+    Raises
+    ------
+    ValueError
+        When ``alpha`` is not in (0, 1) or a column is missing.
+    """
+    if not 0.0 < float(alpha) < 1.0:
+        raise ValueError(f"alpha must be strictly between 0 and 1, not {alpha}.")
+    missing = [c for c in ("method", "ece", "klce_p", "brier_worse_p") if c not in table]
+    if missing:
+        raise ValueError(f"The comparison table lacks the column(s) {', '.join(missing)}; "
+                         "run core.recalibration.compare first.")
+    methods = table[table["method"] != UNCALIBRATED]
+    checks = pd.DataFrame({
+        "method": methods["method"].to_numpy(),
+        "ece": methods["ece"].to_numpy(dtype=float),
+        "local_passes": (methods["klce_p"] > alpha).to_numpy(),
+        "brier_not_worse": (methods["brier_worse_p"] > alpha).to_numpy(),
+    })
+    checks["passes"] = checks["local_passes"] & checks["brier_not_worse"] & \
+        checks["ece"].notna()
+    passing = checks[checks["passes"]]
+    if checks.empty:
+        return Recommendation(None, "No recalibration method was compared.",
+                              RECOMMENDATION_RULE, checks)
+    if passing.empty:
+        local = int(checks["local_passes"].sum())
+        brier = int(checks["brier_not_worse"].sum())
+        reason = (f"None passes: of {len(checks)} method(s), {local} pass the local test "
+                  f"(KLCE p > {alpha:g}) and {brier} keep the Brier score, but none does "
+                  "both — no method is recommended; keep the model as it is or repair it "
+                  "another way.")
+        return Recommendation(None, reason, RECOMMENDATION_RULE, checks)
+    best = passing.loc[passing["ece"].idxmin()]
+    row = methods.set_index("method").loc[best["method"]]
+    uncalibrated = table.set_index("method")["ece"].get(UNCALIBRATED, np.nan)
+    before = f" (uncalibrated {uncalibrated:.4f})" if np.isfinite(uncalibrated) else ""
+    reason = (f"{RECALIBRATORS[best['method']].name}: the lowest ECE, {best['ece']:.4f}"
+              f"{before}, of the {len(passing)} method(s) of {len(checks)} that pass both "
+              f"checks (KLCE p = {row['klce_p']:.3g}; Brier not worse, one-sided "
+              f"p = {row['brier_worse_p']:.3g}).")
+    return Recommendation(str(best["method"]), reason, RECOMMENDATION_RULE, checks)

@@ -1,4 +1,5 @@
-"""Figure export and the audit report (HTML, PDF, JSON) built from one :func:`run_audit`.
+"""Figure export and the audit report (HTML, PDF, JSON) built from one
+:func:`~core.audit.run_audit`.
 
 Modules, one concept each:
 
@@ -54,6 +55,25 @@ class Report:
     ``figures`` maps a figure's key to its files by format; ``tables`` a table's file stem to
     its CSV text; ``pdf`` is ``None`` where no Chromium exists; ``notes`` says what was left
     out and why; ``seconds`` how long each step took.
+
+    Attributes
+    ----------
+    html : str
+        The self-contained HTML report.
+    json : str
+        ``results.json``.
+    pdf : bytes or None
+        The PDF, where Chromium exists.
+    figures : dict
+        Figure key → format → content.
+    tables : dict of str to str
+        CSV text by file stem.
+    notes : tuple of str
+        What was left out, and why.
+    seconds : dict of str to float
+        Time of each step.
+    assets : dict of str to bytes
+        Shared files (``plotly.min.js``).
     """
 
     html: str
@@ -67,7 +87,22 @@ class Report:
 
 
 def check_formats(formats: Sequence[str]) -> tuple[str, ...]:
-    """Figure formats, each one of :data:`~core.report.export.FORMATS`, duplicates dropped."""
+    """Figure formats, each one of :data:`~core.report.export.FORMATS`, duplicates dropped.
+
+    Parameters
+    ----------
+    formats : sequence of str
+        Asked for.
+
+    Returns
+    -------
+    tuple of str
+
+    Raises
+    ------
+    ValueError
+        An unknown format, naming the choices.
+    """
     checked = []
     for fmt in formats:
         check_choice(str(fmt).strip().lower(), FORMATS, "figure format",
@@ -84,7 +119,28 @@ def render_figures(figures: Sequence[AuditFigure], formats: Sequence[str],
     """Every figure in every format this machine can make; static formats are skipped, with
     a note saying why, where no Chromium exists (``shared_plotly``: HTML figures load
     plotly.js from one file beside them; ``drawn``: files already made, figure key → format
-    → content, taken instead of drawn again)."""
+    → content, taken instead of drawn again).
+
+    Parameters
+    ----------
+    figures : sequence of AuditFigure
+        The figures.
+    formats : sequence of str
+        Formats asked for.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+    shared_plotly : bool, default False
+        HTML figures load plotly.js from one shared file.
+    drawn : dict, optional
+        Files already made.
+
+    Returns
+    -------
+    files : dict
+        Figure key → format → content.
+    notes : tuple of str
+        What was skipped, and why.
+    """
     formats = check_formats(formats)
     reason = static_unavailable_reason()
     usable = [f for f in formats if f == "html" or reason is None]
@@ -211,6 +267,13 @@ def write_report(report: Report, folder: str | Path) -> list[Path]:
     """Write ``report.html``, ``report.pdf`` (if any), ``results.json``,
     ``figures/<key>.<format>`` (with ``figures/plotly.min.js`` when the report shares one
     copy of plotly.js) and ``tables/<name>.csv`` into ``folder`` (created if needed).
+
+    Parameters
+    ----------
+    report : Report
+        What :func:`build_report` returned.
+    folder : str or pathlib.Path
+        Where to write.
 
     Returns
     -------

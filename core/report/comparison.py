@@ -19,6 +19,7 @@ import pandas as pd
 
 import core
 from core.compare.comparison import CompareSettings, ComparisonResult
+from core.compare.decision import decide
 from core.data.audit_data import AuditData
 from core.figures.compare import differences_figure, dumbbell_figure, reliability_overlay_figure
 from core.figures.style import apply_style, caption_text
@@ -66,6 +67,7 @@ def comparison_html(result: ComparisonResult, audit: AuditData, settings: Compar
     blocks = {f.key: figure_block(f, images) for f in figures}
     bad = result.worse_slices()
     level = "problem" if result.worse() or not bad.empty else "ok"
+    decision = decide(result)
     klce = table_html(result.klce_tests) if not result.klce_tests.empty else \
         "<p class=\"muted\">The KLCE criterion was not compared.</p>"
     groups = result.groups[SLICE_COLUMNS]
@@ -87,6 +89,9 @@ def comparison_html(result: ComparisonResult, audit: AuditData, settings: Compar
         f"{escape(created.strftime('%Y-%m-%d %H:%M UTC'))} by Calibration Atlas "
         f"{escape(core.__version__)} · fingerprint <code>{escape(audit.fingerprint)}</code></p>",
         "<h2>Verdict</h2>",
+        f"<p class=\"headline\"><strong>{escape(decision.headline)}</strong></p>",
+        "<ul>" + "".join(f"<li>{escape(r)}</li>" for r in decision.reasons) + "</ul>",
+        f"<p class=\"caption\">Rule: {escape(decision.rule)}</p>",
         f"<ul class=\"findings\"><li class=\"{level}\">{escape(result.verdict)}</li></ul>",
         "<h2>Settings</h2>", key_value_html(settings_pairs),
         "<h2>Paired differences (challenger − champion)</h2>",
@@ -115,6 +120,7 @@ def comparison_json(result: ComparisonResult, audit: AuditData, settings: Compar
         "created": created.isoformat(), "data": audit.name, "fingerprint": audit.fingerprint,
         "settings": settings, "champion": result.champion, "challenger": result.challenger,
         "rows": result.n, "alpha": result.alpha, "verdict": result.verdict,
+        "decision": decide(result).decision, "headline": decide(result).headline,
         "worse_criteria": result.worse(), "parameters": result.parameters,
         "differences": result.table, "klce_tests": result.klce_tests,
         "critical_value": result.critical, "slices": result.slices,

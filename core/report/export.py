@@ -96,9 +96,13 @@ def vector_traces(figure: go.Figure, max_points: int = VECTOR_POINTS) -> go.Figu
     points = sum(len(figure.data[i].x) if figure.data[i].x is not None else 0 for i in gl)
     if not gl or points > max_points:
         return figure
-    traces = [go.Scatter(trace.to_plotly_json() | {"type": "scatter"})
-              if trace.type == "scattergl" else trace for trace in figure.data]
-    return go.Figure(data=traces, layout=figure.layout)
+    # Copies only: given the figure's own trace objects, plotly's Figure() pops "type" from
+    # their live property dicts while it builds the new traces, and a report draws the same
+    # figure in two formats at once (core.report.render_figures) — the other thread's
+    # ``trace.type`` then raised KeyError('type').
+    traces = [trace.to_plotly_json() | ({"type": "scatter"} if trace.type == "scattergl" else {})
+              for trace in figure.data]
+    return go.Figure(data=traces, layout=figure.layout.to_plotly_json())
 
 
 #: The file of plotly.js that the HTML figures of a report folder share.

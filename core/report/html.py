@@ -28,10 +28,12 @@ import core
 from core.audit import AuditResult
 from core.data.audit_data import AuditData
 from core.ensembles.summary import CredalComparison
+from core.metrics.intervals import ESTIMATE_CAPTION, shown_metrics
 from core.report.charts import AuditFigure, slug
 from core.report.provenance import provenance
 from core.report.schema import NULL_HYPOTHESES, SCHEMA_VERSION, check_comparison
 from core.report.summary import findings
+from core.stattests.result import format_p_value
 
 #: What each setting means, for the settings table.
 SETTING_HELP = {
@@ -207,8 +209,9 @@ def stream_section(result: AuditResult) -> str:
     sampled = "".join(f"<li>{escape(item)}</li>" for item in info.sampled)
     return (
         "<h3>How the data were read</h3>"
-        f"<p>The table was streamed partition by partition from {escape(info.source)} on "
-        f"{escape(info.engine)}; no step held more than a partition's rows.</p>"
+        f"<p>The table was streamed batch by batch from {escape(info.source)} on "
+        f"{escape(info.engine)}; no step held more than a few batches' rows"
+        + (f" ({escape(info.batching)})" if info.batching else "") + ".</p>"
         f"<p>Over every audited row:</p><ul>{exact}</ul>"
         f"<p>On a seeded sample of {info.sample_rows:,} of the {info.rows:,} rows (drawn by "
         f"row number, so the same wherever the partitions are read):</p><ul>{sampled}</ul>"
@@ -239,22 +242,21 @@ def settings_section(result: AuditResult) -> str:
 def tests_frame(result: AuditResult) -> pd.DataFrame:
     """Every test of the Reliability section with statistic, p-value, null hypothesis and B."""
     rows = [{"test": name, "method": t.method, "null hypothesis": NULL_HYPOTHESES.get(name, ""),
-             "statistic": t.statistic, "p-value": t.p_value, "B": t.n_resamples}
+             "statistic": t.statistic, "p-value": format_p_value(t.p_value, t.n_resamples),
+             "B": t.n_resamples}
             for name, t in result.reliability.tests.items()]
     return pd.DataFrame(rows)
 
 
 def reliability_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
     section = result.reliability
-    metrics = section.metrics.assign(
-        interval=[("—" if np.isnan(lo) else f"[{lo:.4g}, {hi:.4g}]")
-                  for lo, hi in zip(section.metrics["ci_low"], section.metrics["ci_high"],
-                                    strict=True)])[["metric", "value", "interval", "notion"]]
+    metrics = shown_metrics(section.metrics).rename(columns={"value": "plug-in value"})
     settings = result.settings
     return (f"<h2>Global calibration</h2>{blocks('reliability')}{blocks('class_balance')}"
             f"<h3>Metrics</h3>{table_html(metrics)}"
             f"<p class=\"caption\">{settings.n_bootstrap} bootstrap resamples, "
-            f"{settings.bootstrap_method} 95% intervals; notion {escape(section.notion)}.</p>"
+            f"{settings.bootstrap_method} 95% intervals; notion {escape(section.notion)}. "
+            f"{ESTIMATE_CAPTION}</p>"
             f"<h3>Tests</h3>{table_html(tests_frame(result))}"
             "<p class=\"caption\">p-values of resampling tests are (1 + #{null ≥ observed}) / "
             "(1 + B); B = 0 marks tests without resampling.</p>")
@@ -272,14 +274,16 @@ def groups_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
 
 def klce_section(result: AuditResult, blocks: Callable[[str], str]) -> str:
     grid = result.klce_grid
-    table = pd.DataFrame(grid.p_values, columns=[f"σ_x = {number(b, 3)}"
-                                                 for b in grid.feature_bandwidths])
+    table = pd.DataFrame([[format_p_value(p, grid.n_resamples) for p in row]
+                          for row in np.atleast_2d(grid.p_values)],
+                         columns=[f"σ_x = {number(b, 3)}" for b in grid.feature_bandwidths])
     table.insert(0, "σ_p", [number(b, 3) for b in grid.prob_bandwidths])
     aggregated = grid.aggregated
     pairs = [("null hypothesis", "the model is locally calibrated over the audit features"),
              ("method", aggregated.method), ("statistic (largest standardised KLCE²)",
                                              aggregated.statistic),
-             ("p-value", aggregated.p_value), ("B", aggregated.n_resamples),
+             ("p-value", format_p_value(aggregated.p_value, aggregated.n_resamples)),
+             ("B", aggregated.n_resamples),
              ("verdict at α = " + f"{result.settings.alpha:g}",
               "rejects" if aggregated.p_value <= result.settings.alpha else "does not reject")]
     return (f"<h2>Local calibration</h2><h3>KLCE test over the bandwidth grid</h3>"

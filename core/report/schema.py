@@ -34,7 +34,7 @@ from core.report.provenance import provenance
 from core.report.summary import findings
 from core.stattests.result import TestResult
 
-SCHEMA_VERSION = "2.3"
+SCHEMA_VERSION = "2.4"
 SCHEMA_ID = "calibration-atlas/audit-report"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Columns a recalibration comparison table must have (core.recalibration.compare).
@@ -282,15 +282,18 @@ def report_document(result: AuditResult, audit: AuditData,
 
 def stream_record(result: AuditResult) -> dict | None:
     """How a streamed audit read its table (``None`` for an audit in memory): source,
-    rows, partitions, engine, the seeded sample, what came from all rows and what from the
-    sample, and the seconds of each pass."""
+    rows, partitions (batches), engine, the rows of a batch and the peak the batches were
+    sized for, the seeded sample, what came from all rows and what from the sample, and the
+    seconds of each pass."""
     info = result.stream
     if info is None:
         return None
     return {"source": info.source, "rows": info.rows, "partitions": info.partitions,
             "engine": info.engine, "sample_rows": info.sample_rows,
             "sample_fingerprint": info.sample_fingerprint, "all_rows": list(info.exact),
-            "sample": list(info.sampled),
+            "sample": list(info.sampled), "batch_rows": info.batch_rows,
+            "memory_target_bytes": info.memory_target,
+            "memory_budget_bytes": info.memory_budget, "batching": info.batching,
             "passes": [{"pass": name, "seconds": seconds} for name, seconds in info.passes]}
 
 

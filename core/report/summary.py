@@ -18,6 +18,9 @@ import pandas as pd
 
 from core.audit import AuditResult
 from core.ensembles.summary import CredalComparison
+from core.metrics.intervals import BELOW_NOISE, format_estimate, format_interval
+from core.recalibration.compare import recommend
+from core.stattests.result import p_text
 
 #: How many slice findings the summary names.
 TOP_FINDINGS = 3
@@ -34,8 +37,8 @@ class Finding:
     text: str
 
 
-def _p(p_value: float) -> str:
-    return f"p = {p_value:.4f}" if p_value >= 1e-4 else "p < 0.0001"
+def _p(p_value: float, n_resamples: int = 0) -> str:
+    return p_text(p_value, n_resamples)
 
 
 def global_findings(result: AuditResult) -> list[Finding]:
@@ -47,15 +50,21 @@ def global_findings(result: AuditResult) -> list[Finding]:
     if "ECE (L1)" in metrics.index:
         row = metrics.loc["ECE (L1)"]
         interval = ("" if np.isnan(row["ci_low"])
-                    else f", 95% interval [{row['ci_low']:.3f}, {row['ci_high']:.3f}]")
-        ece = f" The binned ECE is {row['value']:.3f}{interval} ({section.notion} notion)."
+                    else f", 95% interval {format_interval(row['ci_low'], row['ci_high'], 3)}")
+        estimate = row["estimate"] if "estimate" in row.index else row["value"]
+        shown = format_estimate(estimate, digits=3)
+        raw = (f" (bias-corrected; the plug-in value is {row['value']:.3f})"
+               if shown == BELOW_NOISE or abs(estimate - row["value"]) >= 5e-4 else "")
+        ece = (f" The binned ECE is {shown}{raw}{interval} ({section.notion} notion).")
     if test.p_value <= alpha:
         text = (f"Globally miscalibrated: the SKCE consistency test rejects calibration "
-                f"({_p(test.p_value)}, B = {test.n_resamples}, α = {alpha:g}).{ece}")
+                f"({_p(test.p_value, test.n_resamples)}, B = {test.n_resamples}, "
+                f"α = {alpha:g}).{ece}")
         found = [Finding("global", "problem", text)]
     else:
         text = (f"No evidence of global miscalibration: the SKCE consistency test does not "
-                f"reject ({_p(test.p_value)}, B = {test.n_resamples}, α = {alpha:g}).{ece}")
+                f"reject ({_p(test.p_value, test.n_resamples)}, B = {test.n_resamples}, "
+                f"α = {alpha:g}).{ece}")
         found = [Finding("global", "ok", text)]
     hl = section.tests.get("hosmer-lemeshow")
     if hl is not None and np.isfinite(hl.p_value):
@@ -94,11 +103,13 @@ def local_findings(result: AuditResult) -> list[Finding]:
     if p <= alpha:
         return [Finding("local", "problem",
                         f"Not locally calibrated over {scope}: the aggregated KLCE test over "
-                        f"{pairs} bandwidth pairs rejects ({_p(p)}, null {grid.null}, "
+                        f"{pairs} bandwidth pairs rejects ({_p(p, grid.n_resamples)}, "
+                        f"null {grid.null}, "
                         f"B = {grid.n_resamples}).")]
     return [Finding("local", "ok",
                     f"No evidence of local miscalibration over {scope} at any of {pairs} "
-                    f"bandwidth pairs: the aggregated KLCE test does not reject ({_p(p)}, "
+                    f"bandwidth pairs: the aggregated KLCE test does not reject "
+                    f"({_p(p, grid.n_resamples)}, "
                     f"null {grid.null}, B = {grid.n_resamples}).")]
 
 
@@ -115,16 +126,19 @@ def slice_findings(result: AuditResult) -> list[Finding]:
         return [Finding("slices", "info", slices.statement())]
     found = slices.findings
     if found.empty:
-        return [Finding("slices", "ok", f"No miscalibrated slice found. {slices.statement()} "
+        return [Finding("slices", "info", f"No miscalibrated slice found. {slices.coverage()} "
+                                          f"{slices.statement()} "
                         "A slice that is not flagged is not shown to be calibrated.")]
     interval = "simultaneous" if slices.error_rate == "fwer" else "selection-adjusted"
+    floor_b = slices.n_resamples if slices.error_rate == "fwer" else 0
     parts = []
     for _, row in found.head(TOP_FINDINGS).iterrows():
         direction = "underestimates" if row["gap"] > 0 else "overestimates"
         parts.append(f"{describe_slice(row, len(slices.classes))} ({int(row['rows']):,} rows): "
                      f"the model {direction} the rate by {abs(row['gap']):.3f} ({interval} "
                      f"{1 - slices.alpha:.0%} interval {row['ci_low']:+.3f} to "
-                     f"{row['ci_high']:+.3f}, adjusted p = {row['p_adjusted']:.4g})")
+                     f"{row['ci_high']:+.3f}, adjusted "
+                     f"{p_text(row['p_adjusted'], floor_b)})")
     more = len(found) - len(parts)
     listed = int(slices.table["significant"].sum()) - len(found)
     extra = (f" {more:,} more finding{'s' if more != 1 else ''} in the table." if more else "") \
@@ -148,9 +162,15 @@ def lce_findings(result: AuditResult) -> list[Finding]:
 
 
 def recalibration_findings(comparison: pd.DataFrame | None, alpha: float) -> list[Finding]:
-    """The method with the lowest ECE, and whether it passes the KLCE test."""
+    """The recommended method (:func:`core.recalibration.recommend`) when the table carries
+    the Brier check, else the method with the lowest ECE and whether it passes the KLCE
+    test."""
     if comparison is None or comparison.empty:
         return []
+    if "brier_worse_p" in comparison:
+        choice = recommend(comparison, alpha)
+        return [Finding("recalibration", "info" if choice.method else "problem",
+                        f"Recalibration: {choice.reason} Rule: {choice.rule}")]
     ranked = comparison.dropna(subset=["ece"]).sort_values("ece")
     if ranked.empty:
         return []

@@ -14,7 +14,7 @@ This is the public face (``from core import stattests``); one concept per module
 * :mod:`core.stattests.klce_grid` — the test over a bandwidth grid and its aggregation;
 * :mod:`core.stattests.level_study` — rejection rates of the KLCE nulls on simulated data;
 * :mod:`core.stattests.multiple_testing` — many tests at once: Westfall–Young step-down
-  max-|T| adjusted p-values, the max-|T| critical value, Benjamini–Hochberg q-values;
+  max-``|T|`` adjusted p-values, the max-``|T|`` critical value, Benjamini–Hochberg q-values;
 * :mod:`core.stattests.poisson_binomial` — exact (saddlepoint) tails of sums of Bernoulli
   outcomes over many slices of rows.
 

@@ -24,6 +24,17 @@ def cox_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
     under calibration χ² ~ χ²₂. ``parameters["unreliability"]`` is Harrell's
     ``U = (χ² − 2)/n`` (``rms::val.prob``, whose "U" test this is).
 
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    notion : {"positive", "top-label", "classwise"}, optional
+        The calibration notion tested; ``None``: the data's default.
+    class_index : int, optional
+        The class of a ``"classwise"`` test.
+
     Returns
     -------
     core.stattests.result.TestResult
@@ -50,6 +61,17 @@ def spiegelhalter_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None
     difference between the Brier score and its expectation under calibration; ``Z ~ N(0, 1)``
     under calibration, ``p = 2Φ(−|Z|)``. As ``rms::val.prob``'s "S:z" and "S:p". When every
     prediction is 0, ½ or 1 the variance is 0 and the test is undefined (ValueError).
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    notion : {"positive", "top-label", "classwise"}, optional
+        The calibration notion tested; ``None``: the data's default.
+    class_index : int, optional
+        The class of a ``"classwise"`` test.
 
     Returns
     -------

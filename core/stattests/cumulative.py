@@ -59,6 +59,19 @@ def cumulative_test(probs: ArrayLike, y: ArrayLike, statistic: str = "ks",
     ``parameters["sigma"]`` is σ. When every prediction is 0 or 1, σ = 0 and the test is
     undefined (ValueError).
 
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    statistic : {"ks", "kuiper"}
+        Kolmogorov–Smirnov's G or Kuiper's H.
+    notion : {"positive", "top-label", "classwise"}, optional
+        The calibration notion tested; ``None``: the data's default.
+    class_index : int, optional
+        The class of a ``"classwise"`` test.
+
     Returns
     -------
     core.stattests.result.TestResult

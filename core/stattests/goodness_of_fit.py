@@ -24,6 +24,22 @@ def hosmer_lemeshow(
     number of events in group g. Under H0, HL ~ χ² with G − 2 degrees of freedom when the model
     was fitted on these rows (Hosmer & Lemeshow 1980) and G when it is evaluated on new data,
     as in an audit on a held-out split (the default). Groups with zero variance are skipped.
+
+    Parameters
+    ----------
+    confidence : array_like
+        ``(n,)`` predicted probabilities of the event.
+    outcome : array_like
+        ``(n,)`` 1 where the event happened, else 0.
+    n_groups : int, default 10
+        Groups G of equal size.
+    fitted_on_this_data : bool, default False
+        True when the model was fitted on these rows (G − 2 degrees of freedom).
+
+    Returns
+    -------
+    TestResult
+        HL, its χ² p-value, no resamples.
     """
     confidence = check_probs(confidence)
     if confidence.ndim != 1:

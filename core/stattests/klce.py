@@ -88,6 +88,30 @@ def klce(
     """KLCE² U-statistic, I-trustworthy eq. 4: ``Σ_{i≠j} e_i k_ij l_ij e_j / (n(n−1))``.
 
     The kernel settings come as the keyword arguments or as one :class:`KernelSpec`.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    X : array_like or None
+        ``(n, d)`` numeric audit features (one-hot encoded categoricals); ``None`` or no
+        columns: the prediction kernel alone.
+    prob_bandwidth, feature_bandwidth : float, optional
+        Bandwidths of the prediction and feature kernels; ``None``: the median heuristic.
+    standardize : bool, default True
+        Scale each feature column to unit spread before the feature kernel.
+    class_index : int, optional
+        For several classes: the class whose residual is tested (default: every class).
+    spec : KernelSpec, optional
+        The kernel settings as one value (:class:`core.kernels.KernelSpec`), instead of the
+        keyword arguments above.
+
+    Returns
+    -------
+    float
+        KLCE², unbiased (may be negative).
     """
     inputs = checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
                                                     standardize, class_index))
@@ -209,6 +233,44 @@ def klce_test(
     ``block_size`` rows); ``"auto"`` exact while it takes at most a few seconds here, else
     rff, with D and B sized to the data (:func:`core.kernels.computation.plan`).
     ``parameters["computation"]`` says which ran and why.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    X : array_like or None
+        ``(n, d)`` numeric audit features (one-hot encoded categoricals); ``None`` or no
+        columns: the prediction kernel alone.
+    prob_bandwidth, feature_bandwidth : float, optional
+        Bandwidths of the prediction and feature kernels; ``None``: the median heuristic.
+    standardize : bool, default True
+        Scale each feature column to unit spread before the feature kernel.
+    null : str
+        The null distribution, one of :data:`NULLS` (default ``"consistency-combined"``; the
+        choice is measured in the documentation's KLCE null study).
+    n_resamples : int, default 500
+        Resamples B of the null.
+    seed : int, default 0
+        Seed of the resamples.
+    class_index : int, optional
+        For several classes: the class whose residual is tested (default: every class).
+    spec : KernelSpec, optional
+        The kernel settings as one value (:class:`core.kernels.KernelSpec`), instead of the
+        keyword arguments above.
+    computation : {"auto", "exact", "rff", "block"}
+        How the kernel sums are computed (:mod:`core.kernels.computation`).
+    n_features : int
+        Random Fourier features D of ``"rff"``.
+    block_size : int, default 2
+        Block size of the ``"block"`` computation.
+
+    Returns
+    -------
+    TestResult
+        The statistic, its p-value, the null statistics; ``parameters["klce"]`` and
+        ``parameters["spec"]``.
     """
     inputs = checked_inputs(probs, y, X, spec_from(spec, prob_bandwidth, feature_bandwidth,
                                                     standardize, class_index))

@@ -38,6 +38,21 @@ class GridTestResult:
     ``statistics`` and ``p_values`` have shape ``(len(prob_bandwidths),
     len(feature_bandwidths))``; ``aggregated`` tests with ``max_g z_g``, the largest
     standardised statistic over the grid, against the same maximum over the resamples.
+
+    Attributes
+    ----------
+    prob_bandwidths, feature_bandwidths : numpy.ndarray
+        The grid.
+    statistics, p_values : numpy.ndarray
+        Per grid point.
+    aggregated : TestResult
+        The aggregated test.
+    null : numpy.ndarray
+        The resampled statistics.
+    n_resamples : int
+        B.
+    spec : KernelSpec
+        The settings of the grid's centre.
     """
 
     prob_bandwidths: np.ndarray
@@ -52,7 +67,19 @@ class GridTestResult:
 
 def bandwidth_grid(center: float, factors: Sequence[float] = (0.25, 0.5, 1.0, 2.0, 4.0)
                    ) -> np.ndarray:
-    """Bandwidths spread on a log scale around ``center`` (the median heuristic by default)."""
+    """Bandwidths spread on a log scale around ``center`` (the median heuristic by default).
+
+    Parameters
+    ----------
+    center : float
+        The grid's centre.
+    factors : sequence of float
+        Multiples of it.
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     return np.asarray([center * f for f in factors], dtype=np.float64)
 
 
@@ -88,6 +115,42 @@ def klce_grid_test(
     few seconds here, else random features with D and B sized to the data by
     :func:`core.kernels.computation.plan`); the aggregated result's
     ``parameters["computation"]`` says which ran.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    X : array_like or None
+        ``(n, d)`` numeric audit features (one-hot encoded categoricals); ``None`` or no
+        columns: the prediction kernel alone.
+    prob_bandwidths, feature_bandwidths : sequence of float, optional
+        The grid's bandwidths; ``None``: the median heuristic × (¼, ½, 1, 2, 4).
+    standardize : bool, default True
+        Scale each feature column to unit spread before the feature kernel.
+    null : str
+        The null distribution, as for :func:`klce_test`.
+    n_resamples : int, default 500
+        Resamples B, shared by every grid point.
+    seed : int, default 0
+        Seed of the resamples.
+    class_index : int, optional
+        For several classes: the class whose residual is tested (default: every class).
+    progress : callable, optional
+        ``progress(fraction, message)`` as the grid is computed.
+    spec : KernelSpec, optional
+        The kernel settings as one value (:class:`core.kernels.KernelSpec`), instead of the
+        keyword arguments above.
+    computation : {"auto", "exact", "rff", "block"}
+        How the kernel sums are computed (:mod:`core.kernels.computation`).
+    n_features : int
+        Random Fourier features D of ``"rff"``.
+
+    Returns
+    -------
+    GridTestResult
+        Every grid point's statistic and p-value, and the ``aggregated`` test.
     """
     base = checked_inputs(probs, y, X, spec_from(spec, None, None, standardize, class_index))
     n_resamples = check_count("n_resamples", n_resamples, 1)

@@ -52,7 +52,7 @@ def _as_family(observed: np.ndarray, null: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def step_down_max_t(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
-    """Westfall–Young step-down max-|T| adjusted p-values (module doc).
+    """Westfall–Young step-down max-``|T|`` adjusted p-values (module doc).
 
     Parameters
     ----------
@@ -87,12 +87,24 @@ def single_step_p_values(observed: np.ndarray, null: np.ndarray) -> np.ndarray:
 
 
 def max_t_critical(null: np.ndarray, alpha: float) -> float:
-    """The single-step max-|T| critical value ``c`` at level α: ``|T_k| > c`` rejects exactly
+    """The single-step max-``|T|`` critical value ``c`` at level α: ``|T_k| > c`` rejects exactly
     when the single-step p-value is at most α (module doc); ``inf`` when B is too small for
     any p-value to reach α (``α(1 + B) < 1``).
 
     With ``M_b = max_l |T̃_lb|`` sorted in decreasing order and ``r = ⌊α(1 + B)⌋ − 1``
     exceedances allowed, ``c = M_(r+1)``.
+
+    Parameters
+    ----------
+    null : array_like
+        ``(K, B)`` resampled statistics ``T̃`` of the K hypotheses.
+    alpha : float
+        Family-wise level.
+
+    Returns
+    -------
+    float
+        The critical value ``c`` (``inf`` when no p-value can reach α).
     """
     alpha = check_fraction("alpha", alpha)
     null = np.abs(np.asarray(null, dtype=np.float64))
@@ -106,7 +118,18 @@ def max_t_critical(null: np.ndarray, alpha: float) -> float:
 
 def benjamini_hochberg(p_values: np.ndarray) -> np.ndarray:
     """Benjamini–Hochberg q-values ``q_(j) = min_{i ≥ j} min(1, p_(i)·K/i)`` (module doc);
-    NaN p-values stay NaN and do not count in K."""
+    NaN p-values stay NaN and do not count in K.
+
+    Parameters
+    ----------
+    p_values : array_like
+        ``(K,)`` p-values, NaN for hypotheses not tested.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(K,)`` q-values in the same order.
+    """
     p = np.asarray(p_values, dtype=np.float64).ravel()
     q = np.full(p.shape, np.nan)
     valid = np.flatnonzero(~np.isnan(p))

@@ -52,7 +52,7 @@ def skce_test(
     ``block``: the asymptotic z-test of Widmann et al. 2019 — the block estimates ĥ_k (block
     size b) are i.i.d. with mean SKCE, so ``z = mean(ĥ) / (sd(ĥ)/√⌊n/b⌋)`` and p = 1 − Φ(z).
     ``bound``: a distribution-free test from Hoeffding's inequality for U-statistics: the
-    summand h is bounded by |h| ≤ sup k · ‖r‖‖r'‖ ≤ 2, so under H0
+    summand h is bounded by ``|h| ≤ sup k · ‖r‖‖r'‖ ≤ 2``, so under H0
     ``P(SKCE_u ≥ t) ≤ exp(−⌊n/2⌋ t² / 8)``; valid for any n, conservative.
 
     ``computation`` applies to the consistency test (:mod:`core.kernels.computation`): ``"exact"``
@@ -61,6 +61,32 @@ def skce_test(
     ``"auto"`` exact while it takes a few seconds here, else random features with D and B
     sized to the data (:func:`core.kernels.computation.plan`). ``parameters["computation"]``
     says which ran and why.
+
+    Parameters
+    ----------
+    probs : array_like
+        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
+    y : array_like
+        ``(n,)`` integer labels ``0..m-1``.
+    bandwidth : float, optional
+        σ of the Gaussian kernel on prediction vectors; ``None``: the median heuristic.
+    method : {"consistency", "block", "bound"}
+        The test (above).
+    n_resamples : int, default 1000
+        Consistency resamples B.
+    seed : int, default 0
+        Seed of the resamples (and of the random features).
+    block_size : int, default 2
+        Block size b of the ``"block"`` test.
+    computation : {"auto", "exact", "rff", "block"}
+        How the kernel sums are computed (:mod:`core.kernels.computation`).
+    n_features : int
+        Random Fourier features D of ``"rff"``.
+
+    Returns
+    -------
+    TestResult
+        The SKCE statistic, its p-value and the resampled null.
     """
     check_choice(method, SKCE_METHODS, "SKCE test", f"use one of {SKCE_METHODS}")
     Z, R, sigma = skce_inputs(probs, y, bandwidth)
@@ -119,7 +145,21 @@ def consistency_columns(Z: np.ndarray, R: np.ndarray, n_resamples: int, seed: in
 
 def bound_test(statistic: float, n: int, bandwidth: float) -> TestResult:
     """The distribution-free test of an unbiased SKCE ``statistic`` on n rows:
-    ``p = exp(−⌊n/2⌋ max(t, 0)² / 8)`` (Hoeffding, |h| ≤ 2; see :func:`skce_test`)."""
+    ``p = exp(−⌊n/2⌋ max(t, 0)² / 8)`` (Hoeffding, ``|h| ≤ 2``; see :func:`skce_test`).
+
+    Parameters
+    ----------
+    statistic : float
+        The unbiased SKCE estimate.
+    n : int
+        Rows it was computed on.
+    bandwidth : float
+        Its kernel bandwidth, recorded in the result.
+
+    Returns
+    -------
+    TestResult
+    """
     p = float(np.exp(-(n // 2) * max(statistic, 0.0) ** 2 / 8.0))
     return TestResult(float(statistic), min(p, 1.0), np.empty(0), "bound", 0,
                       {"bandwidth": bandwidth, "estimator": "unbiased"})

@@ -5,5 +5,7 @@
 * :mod:`dashboard.cache.recalibration`, :mod:`dashboard.cache.ensembles`,
   :mod:`dashboard.cache.estimators` — the families whose results hold objects Streamlit
   cannot hash, memoised per process;
+* :mod:`dashboard.cache.monitor` — monitoring over time (the Over time page), memoised
+  per process;
 * :mod:`dashboard.cache.memo` — that per-process memo (:class:`ProcessMemo`).
 """

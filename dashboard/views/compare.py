@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.compare import CRITERIA, CRITERION_NAMES, CompareSettings
+from core.compare import CRITERIA, CRITERION_NAMES, CompareSettings, decide
 from core.figures.compare import differences_figure, dumbbell_figure, reliability_overlay_figure
 from core.figures.style import caption_text
 from core.report.comparison import build_comparison_report
+from core.stattests.result import format_p_value
 from dashboard.cache import compare as compare_cache
 from dashboard.components import chart
 from dashboard.state import active_audit, export_file, set_export_file
@@ -84,8 +85,13 @@ bar.empty()
 
 worse = result.worse(criteria)
 bad_slices = result.worse_slices()
+decision = decide(result)
+st.markdown(f"### **{decision.headline}**")
+st.markdown("\n".join(f"- {reason}" for reason in decision.reasons))
+st.caption(f"Rule: {decision.rule}")
 box = st.error if worse or not bad_slices.empty else st.success
-box(result.verdict, icon=":material/balance:")
+with st.expander("The full verdict"):
+    box(result.verdict, icon=":material/balance:")
 caption = caption_text(notion=result.parameters["notion"], split=part, n=result.n,
                        extra=f"{champion} (A) vs {challenger} (B), α = {alpha:g}")
 
@@ -106,7 +112,10 @@ chart(differences_figure(result.table, result.alpha), key="cmp_differences", cap
 if not result.klce_tests.empty:
     st.markdown("**Each model's own KLCE test of local calibration** "
                 f"({result.parameters['klce_rows']:,} rows, same kernel for both)")
-    st.dataframe(result.klce_tests, width="stretch", hide_index=True)
+    # each model's test ran with the comparison's B: "≤ 1/(B+1)" at the floor
+    st.dataframe(result.klce_tests.assign(p_value=[
+        format_p_value(p, settings.n_resamples) for p in result.klce_tests["p_value"]]),
+        width="stretch", hide_index=True)
 
 st.subheader("Reliability, both models on the same bins")
 chart(reliability_overlay_figure(result), key="cmp_reliability", caption=caption,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, replace
 
 import pandas as pd
@@ -11,7 +10,7 @@ import streamlit as st
 from core.data.audit_data import AuditData
 from core.data.column_guess import ColumnGuess, group_member_columns, guess_columns
 from core.data.demo import DEMOS, demo_mapping
-from core.data.leakage import FeatureScreen
+from core.data.leakage import FeatureScreen, LeftOut
 from core.data.mapping import ColumnMapping, model_name
 from core.data.problems import DataError, ValidationNote
 from core.data.public_tables import compas_like_frame
@@ -26,6 +25,8 @@ from core.figures.data import class_balance_figure
 from core.report.schema import csv_text
 from dashboard.components import chart, validation_report
 from dashboard.state import (
+    OPEN_TRAIN,
+    UPLOAD_WIDGET,
     active_audit,
     active_source,
     cached_demo,
@@ -35,11 +36,15 @@ from dashboard.state import (
     remember_upload,
     set_active,
     settings,
+    store_raw_upload,
+    upload_key,
 )
 from dashboard.workspace import Recipe
 
 NONE = "(none)"
 AUTOMATIC = "(automatic)"
+TABS = ("Demo data", "Upload a table", "Train a reference model")
+TAB_KEY = "data_tab"
 PREVIEW_ROWS = 500
 EXAMPLE_CSV = """y,p,age,sex,race
 1,0.81,34,female,Black
@@ -74,7 +79,7 @@ def demo_tab() -> None:
 def upload_tab() -> None:
     uploaded = st.file_uploader(
         "Upload a table (CSV, TSV or Parquet)",
-        type=[s.lstrip(".") for s in SUPPORTED_SUFFIXES], key="upload_file",
+        type=[s.lstrip(".") for s in SUPPORTED_SUFFIXES], key=UPLOAD_WIDGET,
     )
     if uploaded is None:
         st.markdown(
@@ -93,12 +98,23 @@ def upload_tab() -> None:
     except DataError as error:
         st.error(str(error), icon=":material/error:")
         return
-    file_key = hashlib.sha1(uploaded.getvalue()).hexdigest()[:10]
+    file_key = upload_key(uploaded.getvalue())
+    new_file = last_upload() is None or last_upload()[1] != file_key
     remember_upload(table, file_key)
     frame = table.frame
     st.caption(f"Read {len(frame):,} rows × {frame.shape[1]} columns from {table.source}.")
     for note in table.notes:
         st.info(note, icon=":material/info:")
+    if not cached_guess(file_key, frame).probs:
+        # a raw table: no predictions to audit yet, its place is the Train tab
+        if new_file:
+            store_raw_upload(uploaded.name, uploaded.getvalue())
+            st.session_state[OPEN_TRAIN] = True
+            st.rerun()
+        st.info(f"**{uploaded.name}** has no column of predicted probabilities or logits: it "
+                "is a raw table. Train a reference model on it in the **Train a reference "
+                "model** tab, where it is the chosen raw table.", icon=":material/model_training:")
+        return
     st.dataframe(frame.head(20), width="stretch", hide_index=True)
 
     mapping = mapping_form(frame, f"map_{file_key}")
@@ -148,6 +164,11 @@ def mapping_form(frame, key: str) -> ColumnMapping:
             "Split column (train / calibration / test)", [NONE, *columns],
             index=1 + columns.index(guess.split) if guess.split else 0, key=f"{key}_split",
         )
+        time = st.selectbox(  # the Over time page monitors the table along this column
+            "Time column (when each outcome was observed; optional)", [NONE, *columns],
+            key=f"{key}_time",
+            help="Dates, timestamps, ISO weeks (2026-W41), quarters (2026-Q3) or ordered "
+                 "period labels; the Over time page monitors calibration along it.")
         members = st.multiselect(
             "Ensemble member columns (optional)", columns, default=list(guess.members),
             key=f"{key}_members",
@@ -164,7 +185,7 @@ def mapping_form(frame, key: str) -> ColumnMapping:
         label=label, probs=tuple(probs), logits=logits,
         positive=None if positive == AUTOMATIC else positive,
         features=tuple(features), groups=tuple(groups),
-        split=None if split == NONE else split,
+        split=None if split == NONE else split, time=None if time == NONE else time,
         members=group_member_columns(members, max(len(probs), 2)),
         models=tuple((model_name(cols), cols)
                      for cols in group_member_columns(models, max(len(probs), 2))),
@@ -186,9 +207,9 @@ def activate(frame, mapping: ColumnMapping, name: str, source: str,
     except DataError as error:
         st.error(str(error), icon=":material/error:")
         return
-    notes = tuple(ValidationNote("warning", w) for w in warnings) + \
+    notes = tuple(ValidationNote("warning", w, "leakage") for w in warnings) + \
         tuple(ValidationNote("info", n) for n in read_notes)
-    set_active(replace(audit, report=notes + audit.report), source, recipe=recipe)
+    set_active(replace(audit, report=notes + audit.report), source, recipe=recipe, notes=notes)
     st.success(f"Now auditing {name}: {audit.n:,} rows passed validation.")
 
 
@@ -239,18 +260,54 @@ def reference_sources() -> dict[str, RawSource]:
     return sources
 
 
-def leakage_panel(screen: FeatureScreen) -> None:
-    """Why columns are not proposed as model features: leaks first, then the rest."""
-    leaks = screen.leaks()
-    if leaks:
-        st.warning("Not proposed — these columns separate the label by themselves:\n\n"
-                   + "\n".join(f"- {item.sentence}" for item in leaks),
-                   icon=":material/warning:")
-    others = [item for item in screen.left_out if item.reason != "leak"]
-    if others:
-        with st.expander(f"{len(others)} other column{'s' if len(others) != 1 else ''} not "
-                         "proposed, and why"):
-            st.markdown("\n".join(f"- {item.sentence}" for item in others))
+def _feature_box(item: str | LeftOut, key: str, checked: bool) -> bool:
+    """One model-feature checkbox; a left-out column says why under it."""
+    column = item if isinstance(item, str) else item.column
+    ticked = st.checkbox(column, value=checked, key=reference_form_key(f"{key}_{column}"))
+    if not isinstance(item, str):
+        st.caption(item.sentence)
+    return ticked
+
+
+def model_feature_list(screen: FeatureScreen, others: list[str], key: str) -> list[str]:
+    """Every column with its status, as ticks: the proposed ones ticked, the ones left out
+    with why — the outcome or likely recorded after it, then other models' scores, in view;
+    identifiers, dates and the rest folded. Returns the ticked columns in table order."""
+    proposed = [c for c in screen.kept if c in others]
+    flagged = [item for item in screen.left_out if item.column in others and item.grade]
+    scores = [item for item in screen.left_out if item.column in others
+              and item.reason == "score"]
+    rest = [item for item in screen.left_out if item.column in others
+            and not item.grade and item.reason != "score"]
+    st.markdown(f"**Model features** (what the model sees): {len(proposed)} of {len(others)} "
+                "columns proposed. Tick or untick to change.")
+    ticked = set()
+    grid = st.columns(3)
+    for i, column in enumerate(proposed):
+        with grid[i % 3]:
+            if _feature_box(column, key, True):
+                ticked.add(column)
+    if flagged:
+        st.markdown(f"**Left out: the outcome itself, or likely recorded after it** "
+                    f"({len(flagged)})")
+        for item in flagged:
+            if _feature_box(item, key, False):
+                ticked.add(item.column)
+    if scores:
+        st.markdown(f"**Left out: other models' scores** ({len(scores)})")
+        for item in scores:
+            if _feature_box(item, key, False):
+                ticked.add(item.column)
+    if rest:
+        with st.expander(f"{len(rest)} other column{'s' if len(rest) != 1 else ''} left out "
+                         "(identifiers, dates, unusable), and why"):
+            for item in rest:
+                if _feature_box(item, key, False):
+                    ticked.add(item.column)
+    for item in screen.flagged():
+        if item.column in ticked:
+            st.warning(item.ticked, icon=":material/warning:")
+    return [c for c in others if c in ticked]
 
 
 def reference_tab() -> None:
@@ -268,6 +325,10 @@ def reference_tab() -> None:
     source = st.selectbox("Raw table", list(sources), key=reference_form_key("source"))
     defaults = sources[source]
     frame = defaults.frame
+    if source.startswith("uploaded: ") and not cached_guess(defaults.key, frame).probs:
+        st.info(f"**{source.split(': ', 1)[1]}** has no predicted probabilities: train a "
+                "reference model on it here; its predictions on the calibration and test rows "
+                "become the audited table.", icon=":material/model_training:")
     columns = [str(c) for c in frame.columns]
     left, right = st.columns(2)
     with left:
@@ -286,11 +347,6 @@ def reference_tab() -> None:
         except DataError as error:
             st.error(str(error), icon=":material/error:")
             return
-        model_features = st.multiselect(
-            "Model features (what the model sees)", others,
-            default=[c for c in screen.kept if c in others],
-            key=reference_form_key(f"model_{source}_{label}"),
-        )
         model = st.selectbox(
             "Model", list(REFERENCE_MODELS), format_func=REFERENCE_MODELS.get,
             index=list(REFERENCE_MODELS).index("random_forest"), key=reference_form_key("model"),
@@ -307,7 +363,7 @@ def reference_tab() -> None:
             "Group attributes", others, default=[c for c in defaults.groups if c in others],
             key=reference_form_key(f"groups_{source}"),
         )
-    leakage_panel(screen)
+    model_features = model_feature_list(screen, others, f"feature_{source}_{label}")
     if st.button("Train and audit this model", type="primary", key=reference_form_key("train")):
         try:
             with st.spinner("Training the reference model…"):
@@ -319,6 +375,8 @@ def reference_tab() -> None:
             return
         for warning in result.warnings:
             st.warning(warning, icon=":material/warning:")
+        if result.check is not None and result.check.warning is None:
+            st.caption(f"Test AUC of the reference model: {result.check.test_auc:.3f}.")
         mapping = replace(result.mapping, features=tuple(audit_features), groups=tuple(groups))
         name = f"{REFERENCE_MODELS[model]} on {source.split(': ', 1)[1]}"
         activate(result.frame, mapping, name, f"reference model: {name}",
@@ -363,9 +421,21 @@ def overview(audit: AuditData, source: str) -> None:
         st.dataframe(balance, width="stretch", hide_index=True)
 
 
+def pending_upload_note() -> None:
+    """Under the tabs: a raw upload waiting for a model is not what the pages audit yet."""
+    upload = last_upload()
+    if upload is not None and not cached_guess(upload[1], upload[0].frame).probs \
+            and f"on {upload[0].source}" not in active_audit().name:
+        st.info(f"The pages still audit **{active_audit().name}**: the raw table "
+                f"{upload[0].source} becomes the audited table once a reference model is "
+                "trained on it (tab above).", icon=":material/info:")
+
+
 st.title("Data")
 st.caption("Choose the predictions to audit. The chosen dataset is used by every page.")
-demo, upload, reference = st.tabs(["Demo data", "Upload a table", "Train a reference model"])
+if st.session_state.pop(OPEN_TRAIN, False):
+    st.session_state[TAB_KEY] = TABS[2]
+demo, upload, reference = st.tabs(list(TABS), key=TAB_KEY, on_change="rerun")
 with demo:
     demo_tab()
 with upload:
@@ -373,4 +443,5 @@ with upload:
 with reference:
     reference_tab()
 st.divider()
+pending_upload_note()
 overview(active_audit(), active_source())

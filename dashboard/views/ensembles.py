@@ -20,6 +20,7 @@ from core.figures.ensembles import (
 )
 from core.figures.reliability import reliability_grid
 from core.figures.trust import null_histogram_figure
+from core.stattests.result import format_p_value
 from dashboard.cache import diagnostics
 from dashboard.cache import ensembles as ensemble_cache
 from dashboard.components import chart, verdict
@@ -98,7 +99,7 @@ verdict(result.p_value, alpha,
         accept="Consistent with a calibrated credal set: the test finds no evidence against "
                "a calibrated combination",
         notion=f"{WEIGHT_LABELS[headline]}, {ESTIMATORS[estimator].label}, {null} null, "
-               f"{n_test:,} test rows")
+               f"{n_test:,} test rows", n_resamples=result.n_resamples)
 if headline == "learned" and null != "refit" and result.rejects(alpha):
     st.info("This null holds the learned λ(x) fixed; λ(x) learned from a few hundred rows "
             "misses the calibrated combination often enough to reject a calibrated credal set "
@@ -106,7 +107,7 @@ if headline == "learned" and null != "refit" and result.rejects(alpha):
             "again', which refits λ(x) in every resample.", icon=":material/info:")
 m1, m2, m3, m4 = st.columns(4)
 m1.metric(ESTIMATORS[estimator].label, f"{result.statistic:.3g}")
-m2.metric("p-value", f"{result.p_value:.4f}",
+m2.metric("p-value", format_p_value(result.p_value, result.n_resamples),
           help=f"(1 + #null ≥ observed)/(1 + B); the paper's #null > observed / B: "
                f"{result.p_value_paper:.4f}")
 m3.metric("members", f"{len(chosen)}")

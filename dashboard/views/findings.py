@@ -13,6 +13,7 @@ from core.figures.findings import (
 )
 from core.figures.style import caption_text
 from core.figures.trust import null_histogram_figure
+from core.stattests.result import format_p_value
 from dashboard.cache import diagnostics, findings
 from dashboard.components import analysis_part, chart
 from dashboard.state import active_audit
@@ -23,7 +24,7 @@ COLUMNS = {"gap": st.column_config.NumberColumn("gap", format="%+.3f"),
            "ci_high": st.column_config.NumberColumn("to", format="%+.3f"),
            "observed": st.column_config.NumberColumn("observed", format="%.3f"),
            "predicted": st.column_config.NumberColumn("predicted", format="%.3f"),
-           "p_adjusted": st.column_config.NumberColumn("adjusted p", format="%.2g")}
+           "p_adjusted": st.column_config.TextColumn("adjusted p")}
 
 st.title("Findings: miscalibrated slices")
 st.caption(
@@ -61,14 +62,24 @@ st.info(result.statement(), icon=":material/rule:")
 st.caption(result.family.describe() + f" Resamples ran on: {result.engine}.")
 SHOWN = ["slice", *(["class"] if len(result.classes) > 1 else []), "rows", "observed",
          "predicted", "gap", "ci_low", "ci_high", "p_adjusted"]
-found = result.findings_view()
+# max-|T| adjusted p-values are resampling p-values: "≤ 1/(B+1)" at their floor
+floor_b = result.n_resamples if result.error_rate == "fwer" else 0
+
+
+def with_p_text(frame):
+    return frame.assign(p_adjusted=[format_p_value(p, floor_b, 3) for p in frame["p_adjusted"]])
+
+
+found = with_p_text(result.findings_view())
 if len(found):
     st.error(result.summary(), icon=":material/flag:")
     st.dataframe(found[[*SHOWN, "listed"]], hide_index=True, width="stretch",
                  column_config={**COLUMNS, "listed": st.column_config.NumberColumn(
                      "listed under it", help="flagged slices whose gap this finding explains")})
 else:
-    st.success(result.summary(), icon=":material/check_circle:")
+    # Neutral, not green: nothing flagged is not "calibrated" (issue 31).
+    st.info(f"{result.summary()} {result.coverage()} Open **Trust test** in the sidebar for "
+            "that test.", icon=":material/search_off:")
 st.markdown(
     "**Reading a finding.** The model's rate is off on that slice by the gap, and the interval "
     "bounds how far — the size of the worst slice is not inflated by its being the worst. A "
@@ -76,7 +87,7 @@ st.markdown(
     "and a slice that is **not** flagged is not shown to be calibrated: its interval says how "
     "large a gap the data still allow. Slices below the minimum size were not tested."
 )
-listed = result.significant[~result.significant["finding"]]
+listed = with_p_text(result.significant[~result.significant["finding"]])
 if len(listed):
     with st.expander(f"{len(listed)} flagged slices listed under a finding"):
         st.dataframe(listed[[*SHOWN, "listed_under"]], hide_index=True, width="stretch",

@@ -15,7 +15,15 @@ from core.figures.recalibration import (
 )
 from core.figures.reliability import reliability_grid
 from core.recalibration import RECALIBRATORS
-from core.recalibration.compare import BETTER, METRICS, UNCALIBRATED, CompareSettings
+from core.recalibration.compare import (
+    BETTER,
+    METRICS,
+    RECOMMENDATION_RULE,
+    UNCALIBRATED,
+    CompareSettings,
+    recommend,
+)
+from core.stattests.result import format_p_value
 from dashboard.cache import recalibration as recal_cache
 from dashboard.components import chart
 from dashboard.state import (
@@ -98,16 +106,26 @@ st.caption(" ".join(result.notes) + f" {result.test.n:,} test rows.")
 for name, reason in result.skipped.items():
     st.warning(f"Skipped {RECALIBRATORS[name].name}: {reason}", icon=":material/block:")
 
+choice = recommend(result.table, ALPHA)
+if choice.method is None:
+    st.warning(f"**No method is recommended.** {choice.reason}", icon=":material/block:")
+else:
+    st.success(f"**Recommended: {RECALIBRATORS[choice.method].name}.** {choice.reason}",
+               icon=":material/recommend:")
+st.caption(f"Rule (α = {ALPHA}): {RECOMMENDATION_RULE}")
+
 st.header("Scores on the test rows")
 table = result.table.set_index("method")
 means = [c for c in METRICS if c in table]
 lower = [c for c in means if BETTER[c] < 0 and table[c].notna().any() and c != "fit_seconds"]
-higher = [c for c in means if BETTER[c] > 0 and c != "klce_p"]
+higher = [c for c in means if BETTER[c] > 0 and c not in ("klce_p", "brier_worse_p")]
 styled = (table.style.format("{:.4g}", na_rep="—")
+          .format(lambda p: format_p_value(p, settings.n_resamples), subset=["klce_p"],
+                  na_rep="—")
           .highlight_min(subset=lower, props="font-weight:bold;background-color:#d5f5e3")
           .highlight_max(subset=higher, props="font-weight:bold;background-color:#d5f5e3")
           .map(lambda p: "color:#c0392b;font-weight:bold" if p <= ALPHA else "",
-               subset=["klce_p"]))
+               subset=["klce_p", "brier_worse_p"]))
 st.dataframe(styled, width="stretch")
 sd = " Columns ending in _sd: standard deviation over the splits." if settings.n_splits > 1 \
     else ""
@@ -115,7 +133,9 @@ scope = ", ".join(settings.features) or "the predictions alone"
 st.caption("Best per column in green. Lower is better: Brier, NLL, ECE, MCE, MLCE, max group "
            "MCE (worst group level, 5 bins); higher is better: accuracy. klce_p is the "
            f"aggregated KLCE test (3 × 3 bandwidth grid, B = {settings.n_resamples}) over "
-           f"{scope}: red = rejects local calibration at α = {ALPHA}." + sd)
+           f"{scope}: red = rejects local calibration at α = {ALPHA}. brier_worse_p: "
+           "one-sided paired test that the method's Brier score is worse than the "
+           "uncalibrated model's (red: it is)." + sd)
 
 st.header("Reliability diagrams")
 tables = recal_cache.reliability(audit.fingerprint, settings, result)

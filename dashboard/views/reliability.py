@@ -20,6 +20,7 @@ from core.figures.reliability import (
     smooth_reliability_figure,
 )
 from core.figures.style import caption_text
+from core.metrics.intervals import ESTIMATE_CAPTION, SIGNED_METRICS, shown_metrics
 from dashboard.cache import diagnostics
 from dashboard.components import analysis_part, chart, computation_note, verdict
 from dashboard.state import active_audit, exact_requested
@@ -102,18 +103,22 @@ with right:
                             skce_mode, data),
         diagnostics.extended_metrics(data.fingerprint, notion, class_index, n_boot, method, data),
     ], ignore_index=True)
-    shown = summary.assign(
-        interval=[f"[{lo:.4f}, {hi:.4f}]" for lo, hi in zip(summary["ci_low"],
-                                                           summary["ci_high"], strict=True)],
-    )[["metric", "value", "interval", "notion"]]
+    shown = shown_metrics(summary)
     st.dataframe(shown, width="stretch", hide_index=True,
-                 column_config={"value": st.column_config.NumberColumn(format="%.4f")})
+                 column_config={"value": st.column_config.NumberColumn(
+                     "plug-in value", format="%.4f",
+                     help="The estimator on the data, before the bias correction")})
+    below = [f"{m} {e:+.4f}" for m, e in zip(summary["metric"], summary["estimate"],
+                                             strict=True)
+             if e < 0 and m not in SIGNED_METRICS]
+    st.caption(ESTIMATE_CAPTION + (f" Below the noise (raw bias-corrected values): "
+                                   f"{'; '.join(below)}." if below else ""))
     st.caption(
         f"{n_boot} bootstrap resamples ({min(n_boot, EXTENDED_RESAMPLES)} for the rows from "
         f"Smooth ECE on; Wald for slope and intercept), {method} 95% intervals for the "
         "population value"
-        + (". Binned errors are biased upward, so a basic interval can lie below the plug-in "
-           "value." if method == "basic" else
+        + (". Binned errors are biased upward, so a basic interval and its bias-corrected "
+           "estimate can lie below the plug-in value." if method == "basic" else
            "; for binned errors these sit above the population value.")
     )
     with st.expander("What the metrics mean"):
@@ -127,10 +132,9 @@ consistency = tests["consistency"]
 verdict(consistency.p_value, ALPHA,
         reject="The SKCE consistency test rejects calibration",
         accept="The SKCE consistency test finds no evidence of miscalibration",
-        notion="canonical")
+        notion="canonical", n_resamples=consistency.n_resamples)
 st.dataframe(audit_tests_table(tests, notion), width="stretch", hide_index=True,
-             column_config={"statistic": st.column_config.NumberColumn(format="%.4g"),
-                            "p-value": st.column_config.NumberColumn(format="%.4f")})
+             column_config={"statistic": st.column_config.NumberColumn(format="%.4g")})
 st.caption(
     f"SKCE bandwidth σ = {consistency.parameters['bandwidth']:.3g} (median heuristic). "
     "p-values of resampling tests are (1 + #{null ≥ observed}) / (1 + B)."

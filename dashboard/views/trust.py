@@ -10,6 +10,7 @@ import streamlit as st
 from core.figures.style import caption_text
 from core.figures.trust import null_histogram_figure, p_value_heatmap_figure
 from core.stattests.klce import DEFAULT_NULL, NULL_EXPLANATIONS, NULLS
+from core.stattests.result import format_p_value, p_text
 from dashboard.cache import diagnostics
 from dashboard.components import analysis_part, chart, class_picker, computation_note, verdict
 from dashboard.state import active_audit, exact_requested
@@ -17,7 +18,7 @@ from dashboard.state import active_audit, exact_requested
 FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 8.0)
 #: Resamples of the 25-point bandwidth grid (each grid point is one tile-engine pass).
 GRID_RESAMPLES = 200
-STUDY = Path(__file__).resolve().parents[2] / "assets" / "klce_null_study.md"
+STUDY = Path(__file__).resolve().parents[1] / "assets" / "klce_null_study.md"
 
 
 def factor_label(factor: float) -> str:
@@ -73,7 +74,8 @@ verdict(grid.aggregated.p_value, alpha,
                "rejects",
         accept=f"No evidence of local miscalibration over {scope} for {subject} at any "
                "bandwidth of the grid",
-        notion=f"one-vs-rest, {part}, max over {grid.p_values.size} bandwidth pairs")
+        notion=f"one-vs-rest, {part}, max over {grid.p_values.size} bandwidth pairs",
+        n_resamples=grid.aggregated.n_resamples)
 chart(p_value_heatmap_figure(grid.prob_bandwidths, grid.feature_bandwidths, grid.p_values,
                              alpha), key="trust_heatmap", title="KLCE p-values",
       caption=caption_text(notion="one-vs-rest", split=part, n=data.n,
@@ -104,10 +106,10 @@ computation_note(result.parameters, "trust_single", data.fingerprint)
 verdict(result.p_value, alpha,
         reject="At these bandwidths the KLCE test rejects local calibration",
         accept="At these bandwidths the KLCE test finds no evidence of local miscalibration",
-        notion=f"σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}")
+        notion=f"σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}", n_resamples=result.n_resamples)
 m1, m2, m3, m4 = st.columns(4)
 m1.metric("KLCE²", f"{result.parameters['klce']:.3g}")
-m2.metric("p-value", f"{result.p_value:.4f}",
+m2.metric("p-value", format_p_value(result.p_value, result.n_resamples),
           help=f"(1 + #null ≥ observed)/(1 + B); the paper's #null > observed / B: "
                f"{result.p_value_paper:.4f}")
 m3.metric("σ_p", f"{sigma_p:.3g}")
@@ -118,7 +120,7 @@ chart(null_histogram_figure(result.null, result.statistic, statistic_label=stati
       caption=caption_text(notion="one-vs-rest", split=part, n=data.n,
                            bandwidths={"σ_p": sigma_p, "σ_x": sigma_x},
                            extra=f"null: {null}, B = {result.n_resamples}, "
-                                 f"p = {result.p_value:.4f}"))
+                                 f"{p_text(result.p_value, result.n_resamples)}"))
 st.caption(f"The null distribution of the test statistic ({statistic_label}) from "
            f"{result.n_resamples} resamples, with the observed value; {data.n:,} rows.")
 

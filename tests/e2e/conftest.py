@@ -36,6 +36,19 @@ requires_chromium = pytest.mark.skipif(
 )
 
 
+#: True when the app's script is not running: Streamlit's own state on the app root
+#: (``data-test-script-state``: initial, running, notRunning, rerunRequested, …), not the
+#: status widget, which a toolbar mode can hide.
+SCRIPT_IDLE = ("() => document.querySelector('[data-testid=\"stApp\"]')"
+               "?.getAttribute('data-test-script-state') === 'notRunning'")
+
+
+def wait_for_script(page, timeout_ms: float, pause_ms: float = 500) -> None:
+    """Wait ``pause_ms`` for a rerun to start, then until the script has finished it."""
+    page.wait_for_timeout(pause_ms)
+    page.wait_for_function(SCRIPT_IDLE, timeout=timeout_ms)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

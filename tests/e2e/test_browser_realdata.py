@@ -8,7 +8,7 @@ import numpy as np
 
 from dashboard.guard import FAILURE_PREFIX
 from tests.app_pages import discover_pages
-from tests.e2e.conftest import requires_chromium, screenshot
+from tests.e2e.conftest import requires_chromium, screenshot, wait_for_script
 from tests.e2e.test_browser_upload import upload_through_file_chooser
 from tests.realdata_tables import compas_like_frame
 
@@ -39,12 +39,8 @@ WAIT_FOR_AN_ACTION = {"Recalibration", "Ensembles", "Export", "Compare models"}
 
 
 def wait_until_done(page) -> None:
-    """Streamlit shows its status widget while a script runs; wait until it is gone."""
-    page.wait_for_timeout(500)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
-        timeout=PAGE_SECONDS * 1000,
-    )
+    """Wait until the app's script has finished its run (:func:`wait_for_script`)."""
+    wait_for_script(page, PAGE_SECONDS * 1000)
 
 
 def test_table_with_repeated_headers_reaches_every_page(app_url: str, page, tmp_path) -> None:

@@ -28,9 +28,10 @@ PAGE_SECONDS = 180
 MAX_POINTS = 200_000
 
 #: True while nothing on the page says it is still working.
-IDLE = ("() => !document.querySelector('[data-testid=\"stStatusWidget\"], "
-        "[data-testid=\"stSpinner\"], [data-testid=\"stProgress\"], "
-        "[data-testid=\"stSkeleton\"]')")
+IDLE = ("() => document.querySelector('[data-testid=\"stApp\"]')"
+        "?.getAttribute('data-test-script-state') === 'notRunning' && "
+        "!document.querySelector('[data-testid=\"stSpinner\"], "
+        "[data-testid=\"stProgress\"], [data-testid=\"stSkeleton\"]')")
 
 
 def wait_until_settled(page, seconds: float) -> None:

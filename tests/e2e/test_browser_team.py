@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.conftest import upload_frame
-from tests.e2e.conftest import free_port, requires_chromium, screenshot, serve
+from tests.e2e.conftest import free_port, requires_chromium, screenshot, serve, wait_for_script
 from tests.e2e.test_browser_upload import upload_through_file_chooser
 from tests.test_compare import two_model_table
 
@@ -30,9 +30,8 @@ def open_page(page, title: str) -> None:
 
 
 def settle(page) -> None:
-    """Wait until Streamlit has finished the run (no 'Running…' status widget)."""
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=300_000)
+    """Wait until Streamlit has finished the run (the script state, :func:`wait_for_script`)."""
+    wait_for_script(page, 300_000, pause_ms=300)
 
 
 def sidebar_text(page) -> str:

@@ -39,6 +39,19 @@ class FittedEmbedding:
     :meth:`transform` places new rows: PCA projects them; t-SNE and UMAP give a row that
     repeats a vector seen at fit time that vector's coordinates and place the others with
     the fitted map (``TSNEEmbedding.transform`` / ``UMAP.transform``), batch by batch.
+
+    Parameters
+    ----------
+    method : str
+        The map: ``"pca"``, ``"tsne"`` or ``"umap"``.
+    coords : numpy.ndarray
+        The fitted rows' coordinates.
+    params : dict
+        The settings used.
+    place : callable
+        Places new rows with the fitted map.
+    known : dict, optional
+        Coordinates of the feature vectors seen at fit time, by their bytes.
     """
 
     def __init__(self, method: str, coords: np.ndarray, params: dict,
@@ -94,6 +107,29 @@ def fit_embedding(
     placed), and the same coordinates for the rows of ``X``. The result's
     :meth:`FittedEmbedding.transform` places rows that were not there at fit time — what a
     recalibrator fitted on a calibration split needs for the test rows (LoRe).
+
+    Parameters
+    ----------
+    X : array_like
+        ``(n, d)`` features, normally :func:`prepare_features` of the audit features.
+    method : {"pca", "tsne", "umap"}
+        The map.
+    n_components : int, default 2
+        Dimensions of the map.
+    seed : int, default 0
+        Seed of the fit-row sample and of the method.
+    max_fit : int, default 20000
+        Rows (distinct vectors for t-SNE and UMAP) the map is fitted on at most.
+    perplexity : float, default 30.0
+        t-SNE's perplexity.
+    n_neighbors : int, default 15
+        UMAP's neighbours.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    FittedEmbedding
     """
     matrix, n_components, seed, max_fit = checked_inputs(
         X, method, n_components, seed, max_fit, perplexity, n_neighbors)

@@ -46,6 +46,17 @@ def prepare_features(X: ArrayLike, feature_names) -> np.ndarray:
     ``X`` is ``AuditData.X`` (numeric, categoricals one-hot encoded) and ``feature_names``
     ``AuditData.feature_names``, used to name the column at fault in error messages.
     Returns a new float64 array; the input is not modified.
+
+    Parameters
+    ----------
+    X : array_like
+        ``(n, d)`` encoded audit features.
+    feature_names : sequence of str
+        Their names, for messages.
+
+    Returns
+    -------
+    numpy.ndarray
     """
     names = [str(name) for name in feature_names]
     matrix = np.asarray(X, dtype=float)

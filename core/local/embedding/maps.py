@@ -126,6 +126,29 @@ def embed(
     Raises ValueError for fewer than 5 rows (t-SNE, UMAP: 5 distinct rows), missing values,
     identical rows, or an unusable setting (PCA: ``1 ≤ n_components ≤ min(d, n_fit)``; t-SNE
     and UMAP: 1 to 3 dimensions).
+
+    Parameters
+    ----------
+    X : array_like
+        ``(n, d)`` features, normally :func:`prepare_features` of the audit features.
+    method : {"pca", "tsne", "umap"}
+        The map.
+    n_components : int, default 2
+        Dimensions of the map.
+    seed : int, default 0
+        Seed of the fit-row sample and of the method.
+    max_fit : int, default 20000
+        Rows (distinct vectors for t-SNE and UMAP) the map is fitted on at most.
+    perplexity : float, default 30.0
+        t-SNE's perplexity.
+    n_neighbors : int, default 15
+        UMAP's neighbours.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+
+    Returns
+    -------
+    Embedding
     """
     matrix, n_components, seed, max_fit = checked_inputs(
         X, method, n_components, seed, max_fit, perplexity, n_neighbors)
@@ -149,7 +172,17 @@ def embed(
 def distinct_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(distinct, first, inverse)``: the distinct rows in lexicographic order, the index of
     each one's first occurrence, and for every row the index of its distinct row, so that
-    ``distinct[inverse] == matrix`` and ``matrix[first] == distinct``."""
+    ``distinct[inverse] == matrix`` and ``matrix[first] == distinct``.
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        ``(n, d)``.
+
+    Returns
+    -------
+    distinct, first, inverse : numpy.ndarray
+    """
     distinct, first, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
     return distinct, first, inverse.reshape(-1)
 
@@ -193,6 +226,23 @@ def embedding_cache_key(
     normalised (``perplexity=30`` and ``30.0`` give one key), the ones it ignores are left out
     (changing the perplexity does not invalidate a UMAP map), and any other keyword (such as
     the chosen feature names) is kept as given. The key carries :data:`SETTINGS_VERSION`.
+
+    Parameters
+    ----------
+    fingerprint : str
+        The dataset's fingerprint.
+    method : str
+        The map.
+    n_components : int
+        Its dimensions.
+    seed : int
+        Its seed.
+    **params
+        Its other settings, and anything else that names the embedding.
+
+    Returns
+    -------
+    str
     """
     if not isinstance(fingerprint, str) or not fingerprint:
         raise ValueError("The dataset fingerprint must be a non-empty string.")
@@ -245,6 +295,20 @@ def landscape_coordinates(coords: ArrayLike) -> np.ndarray:
 
     Raises ValueError for fewer than two dimensions: a single audit feature has no plane; use
     :func:`profile_coordinates` on the feature itself.
+
+    Parameters
+    ----------
+    coords : array_like
+        ``(n, k)`` embedding coordinates, k ≥ 2.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        Fewer than two dimensions.
     """
     matrix = np.asarray(coords, dtype=float)
     if matrix.ndim != 2 or matrix.shape[1] < 2:
@@ -263,6 +327,16 @@ def profile_coordinates(values: ArrayLike) -> np.ndarray:
     ``(x − mean) / sd`` of the feature's values as an ``(n, 1)`` float64 array (a constant
     feature becomes 0, so every row is every other row's neighbour and the LCE falls back to
     its bin's calibration error). Accepts ``(n,)`` or ``(n, 1)``.
+
+    Parameters
+    ----------
+    values : array_like
+        ``(n,)`` or ``(n, 1)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, 1)``.
     """
     column = np.asarray(values, dtype=float)
     if column.ndim == 2 and column.shape[1] == 1:

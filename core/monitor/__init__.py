@@ -1,0 +1,57 @@
+"""Monitoring over time: anytime-valid tests that a deployed binary forecaster stays
+calibrated, per period tables, and the champion/challenger comparison.
+
+This is the public face (``from core import monitor``); one concept per module:
+
+* :mod:`core.monitor.betting` — betting martingales mixed over a grid of bets, the
+  empirical-Bernstein stitched boundary, alarms and anytime-valid p-values;
+* :mod:`core.monitor.eprocesses` — :func:`calibration_eprocess` (mean gap, binned after
+  Arnold, Henzi & Ziegel 2023, and their average) and :func:`group_eprocesses`
+  (per group, Bonferroni across groups);
+* :mod:`core.monitor.sequences` — confidence sequences of the running calibration gap and
+  of the Brier-score difference of two models (Choe & Ramdas 2023) with an e-process for
+  "the challenger is better" (Henzi & Ziegel 2022);
+* :mod:`core.monitor.periods` — per-period ECE, Brier and mean gap with intervals, per group;
+* :mod:`core.monitor.monitoring` — :func:`monitor_audit`: all of it for an audited table
+  with a time column, and the one-sentence verdict;
+* :mod:`core.monitor.simulate` — simulated streams with a planted drift (the studies).
+
+The guarantee: with rows in the order their outcomes were observed and every forecast
+issued before its outcome, a calibrated forecaster raises a false alarm — at any row, read
+as often as one likes, stopped by any rule — with probability at most α.
+"""
+
+from core.monitor.eprocesses import (
+    METHODS,
+    CalibrationEProcess,
+    GroupEProcesses,
+    calibration_eprocess,
+    group_eprocesses,
+)
+from core.monitor.monitoring import MonitorResult, MonitorSettings, monitor_audit
+from core.monitor.periods import PERIOD_COLUMNS, period_table
+from core.monitor.sequences import (
+    BrierComparison,
+    ConfidenceSequence,
+    brier_comparison,
+    gap_confidence_sequence,
+)
+from core.monitor.simulate import drifting_stream
+
+__all__ = [
+    "METHODS",
+    "PERIOD_COLUMNS",
+    "BrierComparison",
+    "CalibrationEProcess",
+    "ConfidenceSequence",
+    "GroupEProcesses",
+    "MonitorResult",
+    "MonitorSettings",
+    "brier_comparison",
+    "calibration_eprocess",
+    "drifting_stream",
+    "gap_confidence_sequence",
+    "group_eprocesses",
+    "monitor_audit",
+    "period_table",
+]
