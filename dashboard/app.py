@@ -15,7 +15,7 @@ from dashboard.access import account_sidebar, gate
 from dashboard.components import dataset_card, model_picker, stored_table_panel
 from dashboard.compute import apply_engine, engine_sidebar, report_fallback
 from dashboard.guard import run_page
-from dashboard.state import active_audit, active_source, ensure_active, save_settings
+from dashboard.state import active_audit, active_source, ensure_active, settings_saved
 
 HERE = Path(__file__).resolve().parent
 
@@ -43,6 +43,39 @@ PAGES = [
     st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
 ]
 
+
+def draw(navigation) -> None:
+    """The sidebar and the page the navigation chose.
+
+    The sidebar card is drawn before the page (a page that ends early with ``st.stop()``
+    keeps it, and nothing drawn after such a page is shown) and redrawn after it, so that
+    a dataset the page just activated shows at once; so is the model picker when the page
+    activated another table (its widget key is the table's, so no key repeats in one run).
+    The sidebar's elements keep their places whichever table is active (the model picker
+    sits in a placeholder of its own): an element that moved would be drawn anew, and the
+    Compute engine expander would close under the visitor's hands.
+    """
+    with st.sidebar:
+        picker = st.empty()  # always one block, so a table without a picker keeps the layout
+        with picker.container():
+            model_picker(shown := active_audit())
+        card = st.empty()
+        engine_sidebar()
+        account_sidebar()
+    with card.container():
+        dataset_card(active_audit(), active_source())
+        stored_table_panel()
+    run_page(navigation.run, navigation.title, active_source)
+    if active_audit().name != shown.name or active_audit().model_names != shown.model_names:
+        with picker.container():  # the page activated another table: its models, at once
+            model_picker(active_audit())
+    with card.container():
+        dataset_card(active_audit(), active_source())
+        stored_table_panel(key="forget_table_after")
+    with st.sidebar:
+        report_fallback()
+
+
 st.logo(str(HERE / "assets" / "logo.png"))
 try:
     gate()  # with sign-in configured, a visitor who has not signed in sees only the sign-in
@@ -52,30 +85,8 @@ except ValueError as error:  # the operator's settings are wrong: say which, sho
     st.error(f"This server's settings are not valid: {error}", icon=":material/settings:")
     st.stop()
 navigation = st.navigation(PAGES)
-save_settings()  # the widget values this run starts with, stored with the session's table
-# The sidebar card is drawn before the page (a page that ends early with st.stop() keeps it,
-# and nothing drawn after such a page is shown) and redrawn after it, so that a dataset the
-# page just activated shows at once; so is the model picker when the page activated another
-# table (its widget key is the table's, so no key repeats in one run). The sidebar's elements
-# keep their places whichever table is active (the model picker sits in a placeholder of its
-# own): an element that moved would be drawn anew, and the Compute engine expander would
-# close under the visitor's hands.
-with st.sidebar:
-    picker = st.empty()  # always one block, so a table without a picker keeps the layout
-    with picker.container():
-        model_picker(shown := active_audit())
-    card = st.empty()
-    engine_sidebar()
-    account_sidebar()
-with card.container():
-    dataset_card(active_audit(), active_source())
-    stored_table_panel()
-run_page(navigation.run, navigation.title, active_source)
-if active_audit().name != shown.name or active_audit().model_names != shown.model_names:
-    with picker.container():  # the page activated another table: its models, at once
-        model_picker(active_audit())
-with card.container():
-    dataset_card(active_audit(), active_source())
-    stored_table_panel(key="forget_table_after")
-with st.sidebar:
-    report_fallback()
+# The widget values this run starts with are stored with the session's table, and again when
+# the run ends, however it ends (a newer widget change, st.stop(), a page error): the store
+# never lags the widget a visitor last touched.
+with settings_saved():
+    draw(navigation)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
 from dataclasses import replace
 
 import numpy as np
@@ -214,7 +214,8 @@ def _saved() -> dict:
 
 def save_settings() -> None:
     """Store the current page settings and engine with this session's table when they
-    changed, and keep the token in the URL (page switches may drop it)."""
+    differ from the last ones written, and keep the token in the URL (page switches may drop
+    it). :func:`settings_saved` calls it at the start and the end of every run."""
     token = stored_token()
     if token is None:
         return
@@ -227,6 +228,30 @@ def save_settings() -> None:
         st.session_state[_SAVED] = saved
     if st.query_params.get(QUERY_KEY) != token:
         st.query_params[QUERY_KEY] = token
+
+
+@contextlib.contextmanager
+def settings_saved() -> Iterator[None]:
+    """Store the page settings at the start of a run and again when it ends, however it ends.
+
+    A run starts with the values of the widgets the visitor changed, but a widget drawn for
+    the first time, or set by the page, only has its value once the page has drawn it; and a
+    run that a newer widget change stops (Streamlit's fast reruns raise at the next ``st``
+    call) or that a page ends with ``st.stop()`` never reaches the code after the page. The
+    write in ``finally`` covers all three, so the store never lags the last value the
+    visitor set: the last run of a burst of changes always writes its values, at its start
+    and at its end. Both writes compare with the last values written and skip an equal one.
+
+    Yields
+    ------
+    None
+        The body of the run: navigation, sidebar and page.
+    """
+    save_settings()
+    try:
+        yield
+    finally:
+        save_settings()
 
 
 def active_audit() -> AuditData:

@@ -112,3 +112,24 @@ def test_a_session_without_the_token_or_with_a_wrong_one_gets_the_demo(tmp_path,
         assert at.session_state["active_audit"].n == 10_000
         if query:
             assert "not stored on this server" in " ".join(w.value for w in at.sidebar.warning)
+
+
+def stored_widgets(folder, token: str) -> dict:
+    return TableStore(folder).load(token).settings.get("widgets", {})
+
+
+def test_the_store_holds_each_runs_widget_values_when_the_run_ends(tmp_path,
+                                                                   monkeypatch) -> None:
+    """A widget first drawn in a run has its value only once the page drew it: the write at
+    the run's end stores it, with no later run needed (the store never lags the page)."""
+    monkeypatch.setenv("CALIBRATION_ATLAS_STORE", str(tmp_path))
+    token = TableStore(tmp_path).save(upload_recipe(), {})
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params["table"] = token
+    at.run()
+    assert "rel_bins" not in stored_widgets(tmp_path, token)
+    at.switch_page("views/reliability.py").run()
+    assert not at.exception, at.exception
+    assert stored_widgets(tmp_path, token)["rel_bins"] == 15  # drawn this run, stored by it
+    next(s for s in at.slider if s.key == "rel_bins").set_value(21).run()
+    assert stored_widgets(tmp_path, token)["rel_bins"] == 21

@@ -188,10 +188,7 @@ def _read_text(text: str, delimiter: str, name: str) -> tuple[pd.DataFrame, str 
         raise DataError(f"The file '{name}' has no columns. Choose a file with a header line.") \
             from None
     except (pd.errors.ParserError, csv.Error, ValueError) as error:
-        raise DataError(
-            f"The file '{name}' could not be read as a table ({_first_line(error)}). Check that "
-            "every line has the same number of fields as the header."
-        ) from None
+        raise DataError(_unreadable(name, error)) from None
     warned = any(issubclass(w.category, pd.errors.ParserWarning) for w in caught)
     note = _extra_fields(text, delimiter, name, frame.shape[1]) if warned else None
     # pandas renames a repeated header ('a', 'a.1'); give every column its name from the file
@@ -207,8 +204,11 @@ def _read_text(text: str, delimiter: str, name: str) -> tuple[pd.DataFrame, str 
 
 def _extra_fields(text: str, delimiter: str, name: str, width: int) -> str:
     """Lines longer than the header: a note if the extra fields are empty, else a DataError."""
-    body = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True, header=None,
-                       skiprows=1, dtype=str, keep_default_na=False)
+    try:  # read again without the header: a lone carriage return can split lines unevenly
+        body = pd.read_csv(io.StringIO(text), sep=delimiter, skipinitialspace=True,
+                           header=None, skiprows=1, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, csv.Error, ValueError) as error:
+        raise DataError(_unreadable(name, error)) from None
     extra = body.iloc[:, width:].apply(lambda column: column.str.strip() != "")
     filled = extra.to_numpy().any(axis=1)
     if filled.any():
@@ -218,6 +218,12 @@ def _extra_fields(text: str, delimiter: str, name: str, width: int) -> str:
             "fields as the header (a missing column name?)."
         )
     return "Lines end with a delimiter after the last column; the empty last field was ignored."
+
+
+def _unreadable(name: str, error: Exception) -> str:
+    """The sentence for a text file the CSV parser gave up on."""
+    return (f"The file '{name}' could not be read as a table ({_first_line(error)}). Check "
+            "that every line has the same number of fields as the header.")
 
 
 def _read_parquet(data: bytes, name: str) -> pd.DataFrame:

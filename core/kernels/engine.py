@@ -328,19 +328,48 @@ def _cluster_lost(error: BaseException) -> bool:
     return isinstance(error, (CancelledError, CommClosedError, OSError, TimeoutError))
 
 
+#: How many times the tiles a cluster lost are submitted again while it is still connected.
+DASK_RETRIES = 3
+
+
 def _run_dask(client, task: Callable[..., np.ndarray], shared: tuple[np.ndarray, ...],
               items: Sequence[object], reduce: str) -> np.ndarray | list[np.ndarray]:
+    """The tiles on a Dask cluster: ``shared`` copied to every worker, one task a tile, the
+    parts gathered and added here.
+
+    A worker that dies mid-computation is only a lost part, which the scheduler recomputes
+    for the futures this client holds — mostly. At times the scheduler forgets a task while
+    it removes the dead worker, and cancels the client's future (``"already forgotten"``;
+    ``tests/test_cluster.py`` kills a worker while tasks run and met it). While this client
+    is still connected to the scheduler the cancelled tiles are therefore submitted again
+    (the arrays scattered anew), at most :data:`DASK_RETRIES` times; each tile's result
+    depends on its item alone, so a retried tile gives the same numbers. A cancellation
+    after the scheduler itself went away (the client no longer ``"running"``) is raised, for
+    :func:`_fall_back` to handle."""
+    from concurrent.futures import CancelledError
+
     if getattr(client, "status", "running") != "running":
         raise ConnectionError(f"the client is {client.status}")
-    # hash=False: equal arrays (query and reference of one call, or of successive calls) get
-    # keys of their own, so releasing one never loses another's data
-    scattered = client.scatter(list(shared), broadcast=True, hash=False) if shared else []
-    futures = [client.submit(task, "numpy", *scattered, item, pure=False) for item in items]
-    # The parts (a vector of B sums a tile) come back to this process and are added here: a
-    # worker that dies is then only a lost part, which the scheduler recomputes for the
-    # futures this client holds. An adding task on the cluster was one more dependent whose
-    # inputs could be lost, and Dask at times cancelled it ("already forgotten").
-    parts = client.gather(futures)
+    parts: list[np.ndarray | None] = [None] * len(items)
+    pending = list(range(len(items)))
+    for attempt in range(DASK_RETRIES + 1):
+        # hash=False: equal arrays (query and reference of one call, or of successive
+        # calls) get keys of their own, so releasing one never loses another's data
+        scattered = client.scatter(list(shared), broadcast=True, hash=False) if shared else []
+        futures = {i: client.submit(task, "numpy", *scattered, items[i], pure=False)
+                   for i in pending}
+        lost = []
+        for i, future in futures.items():
+            try:
+                parts[i] = future.result()
+            except CancelledError:
+                if attempt == DASK_RETRIES or client.status != "running":
+                    raise
+                lost.append(i)
+        if not lost:
+            break
+        client.cancel(list(futures.values()))
+        pending = lost
     return _add(parts) if reduce == "sum" else parts
 
 

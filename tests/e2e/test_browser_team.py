@@ -151,9 +151,9 @@ def test_reload_and_restart_bring_back_the_table_mapping_and_settings(browser,
         slider = bins_slider(page)
         slider.wait_for()
         slider.focus()
-        for _ in range(5):  # a person's pace: each step's run ends before the next key
+        for _ in range(5):  # at machine speed: each key's run stopped by the next
             slider.press("ArrowRight")
-            settle(page)
+        settle(page)
         assert bins_slider(page).get_attribute("aria-valuetext") == "20"
         stored_widget(tmp_path, "rel_bins", 20)  # the slider's last run has stored it
         page.reload()
