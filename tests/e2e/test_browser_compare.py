@@ -14,7 +14,9 @@ def test_compare_page_on_the_demo(app_url: str, page) -> None:
     page.goto(app_url)
     page.get_by_text("Preview: first 500 of 10,000 rows.").wait_for()
     page.get_by_role("link", name="Compare models").click()
-    page.get_by_text("is significantly worse in").wait_for(timeout=180_000)
+    page.get_by_text("Do not promote").first.wait_for(timeout=180_000)  # the headline first
+    page.get_by_text("The full verdict").click()  # the paragraph behind it, folded
+    page.get_by_text("is significantly worse in").wait_for()
     page.get_by_text("race = Asian").first.wait_for()
     page.get_by_role("heading", name="Per group: champion → challenger").wait_for()
     page.locator(".js-plotly-plot").nth(2).wait_for()  # differences, reliability, dumbbell
@@ -33,8 +35,9 @@ def test_compare_page_on_an_uploaded_two_model_table(app_url: str, page, tmp_pat
     page.get_by_text("Now auditing two-models.csv: 600 rows passed validation.").wait_for()
     page.get_by_text("models: p_prod, p_new").first.wait_for()  # the sidebar card
     page.get_by_role("link", name="Compare models").click()
-    page.get_by_text("Challenger 'p_new' against champion 'p_prod' on 600 rows").wait_for(
-        timeout=180_000)
+    page.get_by_text("Rule:").first.wait_for(timeout=180_000)  # the headline and its rule
+    page.get_by_text("The full verdict").click()
+    page.get_by_text("Challenger 'p_new' against champion 'p_prod' on 600 rows").wait_for()
     page.get_by_role("heading", name="Where the challenger is worse").wait_for()
     page.locator(".js-plotly-plot").nth(2).wait_for()
     assert page.get_by_text("Traceback").count() == 0
