@@ -22,6 +22,7 @@ import pytest
 from core.audit import slice_frame
 from core.data.demo import load_demo
 from core.local import discover_slices
+from core.report.schema import SCHEMA_VERSION
 from tests.e2e.conftest import requires_chromium, screenshot
 from tests.report_fixtures import parse_svg, png_size
 
@@ -153,7 +154,7 @@ def export_step(page, folder: Path) -> None:
     assert "Findings: miscalibrated slices" in html and "age 58–88 ∧ race = Black" in html
     results = download(page, "Download results.json", folder)
     document = json.loads(results.read_bytes())
-    assert document["schema_version"] == "2.3"
+    assert document["schema_version"] == SCHEMA_VERSION
     # the report's slice table is the library's on the same rows and settings
     test = load_demo("census").split_part("test")
     library = discover_slices(test.probs, test.y,
