@@ -29,6 +29,8 @@ DYNAMIC_CALLS = {
     "tests/test_docs.py": "python",         # sys.executable -m sphinx
     "tests/test_app_command.py": "python",  # sys.executable: Streamlit's view of the config
     "tests/test_cluster.py": "python",      # the virtual environment's dask scheduler / worker
+    "tests/dask_cluster.py": "python",      # the same, for the tcp:// and tls:// test clusters
+    "benchmarks/flake.py": "python",        # sys.executable -m pytest, run after run
     "benchmarks/serve_load.py": "python",   # asyncio.run (no program), the app server
     "benchmarks/streaming.py": "python",    # the venv's dask scheduler / worker, its CLI
     "tests/system_programs.py": "chromium",  # requires_program: shutil.which of a PROGRAMS key
