@@ -121,6 +121,17 @@ def eprocess_figure(result: MonitorResult) -> go.Figure:
                                f"p-value now {process.p_value:.3g}")
 
 
+def _small_multiples(titles: list[str], shared_yaxes: bool = False
+                     ) -> tuple[go.Figure, int, int]:
+    """A grid of at most three panels a row, one per title, sharing the time axis; returns
+    the figure and its numbers of columns and rows."""
+    cols = min(3, len(titles))
+    rows = math.ceil(len(titles) / cols)
+    figure = make_subplots(rows=rows, cols=cols, subplot_titles=titles, shared_xaxes=True,
+                           shared_yaxes=shared_yaxes, vertical_spacing=0.12)
+    return figure, cols, rows
+
+
 def _groups(result: MonitorResult) -> list[tuple[str, object]]:
     return [(f"{attribute} = {level}", process) for attribute, family in result.groups.items()
             for level, process in family.processes.items()]
@@ -143,10 +154,7 @@ def group_eprocess_figure(result: MonitorResult) -> go.Figure | None:
     groups = _groups(result)
     if not groups:
         return None
-    cols = min(3, len(groups))
-    rows_n = math.ceil(len(groups) / cols)
-    figure = make_subplots(rows=rows_n, cols=cols, subplot_titles=[g for g, _ in groups],
-                           shared_xaxes=True, vertical_spacing=0.12)
+    figure, cols, rows_n = _small_multiples([g for g, _ in groups])
     alarms = tuple(p.alarm for _, p in groups)
     rows = shown_rows(result.n, alarms)
     x, x_title = _x(result, rows)
@@ -186,10 +194,7 @@ def group_gap_figure(result: MonitorResult) -> go.Figure | None:
     names = list(pd.unique(table["group"]))
     if not names:
         return None
-    cols = min(3, len(names))
-    rows_n = math.ceil(len(names) / cols)
-    figure = make_subplots(rows=rows_n, cols=cols, subplot_titles=names, shared_xaxes=True,
-                           shared_yaxes=True, vertical_spacing=0.12)
+    figure, cols, rows_n = _small_multiples(names, shared_yaxes=True)
     for k, name in enumerate(names):
         part = table[table["group"] == name]
         r, c = k // cols + 1, k % cols + 1
