@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -172,3 +173,10 @@ def kill_when_busy(cluster: Cluster, process: subprocess.Popen,
     thread.busy = False
     thread.start()
     return thread
+
+
+def p_values(at) -> list[str]:
+    """The p-values the Trust page states in its verdict boxes (an AppTest), as text;
+    ``p ≤ …`` at the resampling floor."""
+    texts = [e.value for kind in ("success", "error") for e in getattr(at, kind)]
+    return re.findall(r"(?<!\w)p (?:=|≤) (\d\.\d+)", " ".join(texts))

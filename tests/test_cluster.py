@@ -8,7 +8,6 @@ page finishes on threads."""
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from core.data.simulations import type_two_paper
 from core.kernels import engine
 from core.stattests.klce import klce_test
 from tests.conftest import APP, upload_frame
-from tests.dask_cluster import Cluster, kill_when_busy
+from tests.dask_cluster import Cluster, kill_when_busy, p_values
 
 distributed = pytest.importorskip("distributed")
 
@@ -64,11 +63,6 @@ def trust_page(monkeypatch, tmp_path, dask: str | None, b: int = 200) -> AppTest
     at.switch_page("views/trust.py").run()
     assert not at.exception, at.exception
     return at
-
-
-def p_values(at: AppTest) -> list[str]:
-    texts = [e.value for kind in ("success", "error") for e in getattr(at, kind)]
-    return re.findall(r"(?<!\w)p (?:=|≤) (\d\.\d+)", " ".join(texts))  # ≤: at the resampling floor
 
 
 def test_the_trust_page_and_the_cli_on_the_cluster_give_the_threads_p_values(

@@ -8,7 +8,6 @@ sentence naming the cluster, not left hanging."""
 from __future__ import annotations
 
 import json
-import re
 import time
 
 import pytest
@@ -17,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 from core import cli
 from core.kernels.declared import DaskTls, connect, declare_cluster, declared_engines
 from tests.conftest import APP, upload_frame
-from tests.dask_cluster import Cluster, make_certificates
+from tests.dask_cluster import Cluster, make_certificates, p_values
 
 pytest.importorskip("distributed")
 pytest.importorskip("cryptography")
@@ -71,11 +70,6 @@ def trust_page(monkeypatch, tmp_path, config: str, b: int = 200) -> AppTest:
     at.switch_page("views/trust.py").run()
     assert not at.exception, at.exception
     return at
-
-
-def p_values(at: AppTest) -> list[str]:
-    texts = [e.value for kind in ("success", "error") for e in getattr(at, kind)]
-    return re.findall(r"(?<!\w)p (?:=|≤) (\d\.\d+)", " ".join(texts))  # ≤: at the resampling floor
 
 
 def test_the_trust_page_and_the_cli_on_a_tls_cluster_give_the_threads_p_values(
