@@ -49,18 +49,12 @@ import numpy as np
 import pandas as pd
 
 from core import metrics as metric_functions
-from core.audit import (
-    SKCE_RESAMPLES,
-    SKCE_ROW,
-    AuditResult,
-    AuditSettings,
-    ReliabilitySection,
-    StreamInfo,
-    extended_metrics,
-    feature_columns_of,
-    lcb_section,
-    lce_section,
-)
+from core.audit.landscape import lce_section
+from core.audit.local_bias import lcb_section
+from core.audit.reliability import SKCE_RESAMPLES, SKCE_ROW, extended_metrics
+from core.audit.results import AuditResult, ReliabilitySection, StreamInfo
+from core.audit.rows import feature_columns_of
+from core.audit.settings import AuditSettings
 from core.data.audit_data import AuditData
 from core.data.groups import MIN_GROUP_ROWS
 from core.data.mapping import ColumnMapping
@@ -1057,14 +1051,14 @@ def assemble(source: TableSource, spec: Spec, sums: dict, kernel: dict, setup: K
 
     features = feature_columns_of(schema.mapping.features, settings.features)
     progress(0.4, "The seeded sample: local bias…")
-    bias = lcb_section(sample, features, settings.class_index, seed=settings.seed)
+    bias = lcb_section(sample, settings.local_bias(features))
     bias = dataclasses.replace(bias, computation=bias.computation + sampled)
     progress(0.5, "Slice findings: the max-|T| null on the seeded sample…")
     slices = stream_slices(spec, sums, quantiles, codings,
                            lambda f: progress(0.5 + 0.1 * f, "Slice findings: resampling "
                                               f"{f:.0%} of the sample"))
     progress(0.6, "The seeded sample: MLCE over γ…")
-    lce = lce_section(part, features, settings.embedding, settings.gamma, settings.seed,
+    lce = lce_section(part, settings.landscape(features),
                       progress=lambda f, msg: progress(0.6 + 0.4 * f, msg))
     if lce is not None:
         lce = dataclasses.replace(lce, computation=lce.computation + sampled)
@@ -1100,7 +1094,7 @@ def stream_slices(spec: Spec, sums: dict, quantiles: dict, codings: tuple[RawCod
                                     settings.slice_resamples)
     return streamed_discovery(
         slice_family(spec, quantiles, codings), spec.slice_raw(rows, codings), scores, targets,
-        alpha=settings.alpha, error_rate=settings.error_rate, notion=spec.slice_notion,
+        alpha=settings.findings_alpha, error_rate=settings.error_rate, notion=spec.slice_notion,
         n_resamples=settings.slice_resamples, seed=settings.seed, n_rows=spec.n_audited,
         progress=progress)
 

@@ -6,18 +6,17 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.data.audit_data import AuditData
-from core.data.problems import ValidationNote
-from core.figures.style import apply_style
-from core.kernels.computation import summary
-from core.report.export import (
+from core.data import AuditData, ValidationNote
+from core.figures import apply_style
+from core.kernels import computation_summary as summary
+from core.report import (
     MIME_TYPES,
     ExportError,
     available_formats,
     export_figure,
     static_unavailable_reason,
 )
-from core.stattests.result import p_text
+from core.stattests import p_text
 from dashboard.state import (
     export_file,
     forget_table,

@@ -20,8 +20,17 @@ import time
 
 import streamlit as st
 
-from core.kernels import engine
-from core.kernels.declared import LOCAL, DaskTls, DeclaredEngine, connect
+from core.kernels import (
+    LOCAL,
+    DaskTls,
+    DeclaredEngine,
+    connect,
+    current_engine,
+    gpu_available,
+    reset_engine,
+    set_engine,
+    take_fallback,
+)
 from dashboard.state import (
     ENGINE_WIDGET,
     engine_choice,
@@ -67,13 +76,13 @@ def dask_client(declared: DeclaredEngine):
 
 def offered() -> list[DeclaredEngine]:
     """The declared engines a session may pick: the GPU only where CuPy sees one."""
-    return [e for e in settings().engines.engines if e.kind != "gpu" or engine.gpu_available()]
+    return [e for e in settings().engines.engines if e.kind != "gpu" or gpu_available()]
 
 
 def apply_engine() -> None:
     """Set this run's engine from the session's choice (none made: the operator's default).
     Every run sets it, so a script thread never carries another session's choice."""
-    engine.reset()
+    reset_engine()
     declaration = settings().engines
     names = [e.name for e in offered()]
     if engine_choice() is not None:  # the radio follows a choice made after it was drawn
@@ -85,26 +94,26 @@ def apply_engine() -> None:
     if declared.kind == "dask":
         notice = engine_notice()
         if notice is not None and notice[1] > time.monotonic():
-            engine.set("threads")
+            set_engine("threads")
             return
         try:
-            engine.set("dask", client=dask_client(declared), fallback=True, label=declared.name)
+            set_engine("dask", client=dask_client(declared), fallback=True, label=declared.name)
             set_engine_notice(None)
         except ValueError as error:
             set_engine_notice((f"{error} This session computes on this machine's threads "
                                f"for now; the cluster is tried again in {RETRY_SECONDS} s.",
                                time.monotonic() + RETRY_SECONDS))
-            engine.set("threads")
-    elif declared.kind == "gpu" and engine.gpu_available():
-        engine.set("gpu")
+            set_engine("threads")
+    elif declared.kind == "gpu" and gpu_available():
+        set_engine("gpu")
     else:
-        engine.set("threads")
+        set_engine("threads")
 
 
 def report_fallback() -> None:
     """After the page: when the session's cluster was lost mid-computation, say so; the
     session computes on threads from its next run on (the radio follows then)."""
-    message = engine.take_fallback()
+    message = take_fallback()
     if message:
         set_engine_choice(LOCAL, widget=False)
         st.warning(message, icon=":material/cloud_off:")
@@ -128,7 +137,7 @@ def engine_sidebar() -> None:
         if len(names) == 1:
             st.caption("Only this machine is declared; the operator can add Dask clusters "
                        "and the GPU (README, *Serving to a team*).")
-        st.caption(f"Now: **{engine.current().describe()}**")
+        st.caption(f"Now: **{current_engine().describe()}**")
 
 
 def _choose() -> None:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from core.data.problems import DataError
+from core.data import DataError
 
 LOGGER = logging.getLogger("calibration_atlas.pages")
 #: The start of every guard message; tests look for it to prove no page failed.

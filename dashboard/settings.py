@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.kernels.declared import Declaration, declared_engines, read_config
+from core.kernels import Declaration, declared_engines, read_config
 
 APP_NAME = "calibration-atlas"
 #: (file table, file key, environment variable, default, kind)

@@ -11,6 +11,7 @@ restart.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 from collections.abc import Iterator, MutableMapping
@@ -20,10 +21,23 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.data.audit_data import AuditData
-from core.data.demo import DEMOS, demo_frame, load_demo
-from core.data.problems import DataError, ValidationNote
-from core.data.readers import read_table
+from core.audit import (
+    FindingsSettings,
+    LandscapeSettings,
+    LocalBiasSettings,
+    PageSettings,
+    ReliabilitySettings,
+    TrustSettings,
+)
+from core.data import (
+    DEMOS,
+    AuditData,
+    DataError,
+    ValidationNote,
+    demo_frame,
+    load_demo,
+    read_table,
+)
 from dashboard.settings import ServerSettings, server_settings
 from dashboard.workspace import QUERY_KEY, Recipe, TableStore, table_of
 
@@ -138,6 +152,8 @@ def restore_table() -> bool:
     for key, value in saved.get("widgets", {}).items():
         if key in SAVED_WIDGETS or str(key).startswith(REFERENCE_FORM):
             st.session_state[key] = value
+    if isinstance(saved.get("sections"), dict):
+        _restore_sections(saved["sections"])
     if isinstance(saved.get("engine"), str):
         set_engine_choice(saved["engine"])
     if stored.recipe is None:  # only a raw upload is kept: the demo, and the upload to train on
@@ -204,6 +220,7 @@ def _saved() -> dict:
         if value is not None and isinstance(_plain(value), (str, int, float, bool, list)):
             widgets[key] = _plain(value)
     saved["widgets"] = widgets
+    saved["sections"] = _plain_sections()
     engine = st.session_state.get(_ENGINE)
     saved["engine"] = engine if isinstance(engine, str) else None
     audit = st.session_state.get(_AUDIT)
@@ -341,52 +358,61 @@ def comparison_request(fingerprint: str) -> object | None:
 
 # --------------------------------------------------------------------------- export
 
-#: Page widget keys whose values the Export page's audit uses, with the AuditSettings field
-#: each sets and how the widget's value becomes the setting's.
-PAGE_SETTINGS = {
-    "rel_part": ("part", lambda v: "all" if v == "all rows" else v),
-    "rel_notion": ("notion", str),
-    "rel_bins": ("n_bins", int),
-    "rel_strategy": ("strategy", str),
-    "rel_interval": ("interval", str),
-    "rel_boot": ("n_bootstrap", int),
-    "rel_boot_method": ("bootstrap_method", str),
-    "rel_class": ("class_index", int),
-    "trust_class": ("class_index", int),
-    "trust_features": ("features", tuple),
-    "trust_null": ("null", str),
-    "trust_alpha": ("alpha", float),
-    "lce_method": ("embedding", str),
-    "lce_gamma": ("gamma", float),
-    "find_alpha": ("alpha", float),
-    "find_error": ("error_rate", str),
-    "find_depth": ("slice_depth", int),
-    "find_ranges": ("slice_ranges", int),
-    "find_b": ("slice_resamples", int),
-    "find_notion": ("slice_notion", str),
-}
 #: Widgets whose values are stored with the session's table and come back after a reload.
-SAVED_WIDGETS = (*PAGE_SETTINGS, "trust_b", "lce_signed", "lcb_subgroups")
-_PAGE_SNAPSHOT = "export_page_settings"
+SAVED_WIDGETS = (
+    "rel_part", "rel_notion", "rel_bins", "rel_strategy", "rel_interval", "rel_boot",
+    "rel_boot_method", "rel_class", "trust_class", "trust_features", "trust_null",
+    "trust_alpha", "trust_b", "lce_method", "lce_gamma", "lce_signed", "find_alpha",
+    "find_error", "find_depth", "find_ranges", "find_b", "find_notion",
+)
+#: The section settings each page records (:func:`record_section`), by page.
+SECTION_TYPES = {"reliability": ReliabilitySettings, "trust": TrustSettings,
+                 "local_bias": LocalBiasSettings, "findings": FindingsSettings,
+                 "landscape": LandscapeSettings}
+_SECTIONS = "page_sections"
 _EXPORT_FILES = "export_files"
 _RECALIBRATION = "recalibration_comparison"
 
 
-def page_settings() -> dict:
-    """The settings the pages' widgets hold now, as AuditSettings fields.
+def record_section(page: str, part: str | None, settings, alpha: float | None = None) -> None:
+    """Remember the section settings a page (a key of :data:`SECTION_TYPES`) computed its
+    section with, on the rows ``part`` (``None``: the page's own choice of rows), and its
+    verdict level ``alpha``: the Export page's report asks for the same sections
+    (:func:`page_settings`). Stored with the table, so a reload keeps them."""
+    record = dict(st.session_state.get(_SECTIONS, {}))
+    record[page] = {"part": part, "alpha": alpha, "settings": settings}
+    st.session_state[_SECTIONS] = record
 
-    Streamlit forgets a page's widget values once another page has run, so the values seen
-    are remembered (under a key of their own) and the latest seen wins. ``rel_class`` only
-    counts when the Reliability page's notion is classwise; ``trust_class`` wins over it.
-    """
-    remembered = dict(st.session_state.get(_PAGE_SNAPSHOT, {}))
-    for key, (field_name, convert) in PAGE_SETTINGS.items():
-        if key in st.session_state and st.session_state[key] is not None:
-            if key == "rel_class" and st.session_state.get("rel_notion") != "classwise":
-                continue
-            remembered[field_name] = convert(st.session_state[key])
-    st.session_state[_PAGE_SNAPSHOT] = remembered
-    return dict(remembered)
+
+def page_settings() -> PageSettings:
+    """The sections the pages showed in this session (or before a reload), as
+    :class:`core.audit.PageSettings` (a page not opened: ``None``)."""
+    record = st.session_state.get(_SECTIONS, {})
+    shown = {page: entry["settings"] for page, entry in record.items()}
+    parts = [record[p]["part"] for p in ("reliability", "trust", "findings", "landscape")
+             if p in record and record[p]["part"] is not None]
+    trust = record.get("trust", {})
+    return PageSettings(part=parts[0] if parts else "test",
+                        trust_alpha=trust.get("alpha"), **shown)
+
+
+def _plain_sections() -> dict:
+    """:func:`record_section`'s record as JSON values."""
+    return {page: {"part": entry["part"], "alpha": entry["alpha"],
+                   "settings": dataclasses.asdict(entry["settings"])}
+            for page, entry in st.session_state.get(_SECTIONS, {}).items()}
+
+
+def _restore_sections(saved: dict) -> None:
+    """Bring back a stored record of :func:`record_section` (a malformed entry is dropped)."""
+    record = {}
+    for page, entry in saved.items():
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            values = {k: tuple(v) if isinstance(v, list) else v
+                      for k, v in entry["settings"].items()}
+            record[page] = {"part": entry["part"], "alpha": entry["alpha"],
+                            "settings": SECTION_TYPES[page](**values)}
+    st.session_state[_SECTIONS] = record
 
 
 def export_file(key: str) -> tuple[str, bytes] | None:

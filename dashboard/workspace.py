@@ -33,9 +33,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from core.data.audit_data import AuditData
-from core.data.mapping import ColumnMapping
-from core.data.problems import ValidationNote
+from core.data import AuditData, ColumnMapping, ValidationNote
 
 TOKEN_PATTERN = re.compile(r"[A-Za-z0-9_-]{43}")
 QUERY_KEY = "table"

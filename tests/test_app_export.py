@@ -99,25 +99,20 @@ def test_chart_export_control_on_the_trust_page(small_audit: AuditData) -> None:
 
 def test_the_export_audit_reuses_what_the_pages_computed(monkeypatch,
                                                          small_audit: AuditData) -> None:
-    # A first audit through the pages' caches fills them, as visiting the pages does; a
-    # second one (the Export page's) must answer every piece from them: the functions that
-    # compute are replaced by ones that fail.
-    from core import audit, local
+    # A first audit through the app's store fills it, as visiting the pages does; a second
+    # one (the Export page's) must answer every section from it: computing one fails.
+    from core import audit
+    from core.audit.store import SectionStore
     from dashboard.cache import diagnostics
 
     settings = audit.settings_for(small_audit, {})
-    first = audit.run_audit(small_audit, settings, sections=diagnostics.PageSections())
+    first = audit.run_audit(small_audit, settings, store=diagnostics.STORE)
 
     def computed(*args, **kwargs):
-        raise AssertionError("recomputed instead of taken from the pages' caches")
+        raise AssertionError("recomputed instead of taken from the pages' sections")
 
-    for name in ("metrics_with_skce", "extended_metrics", "calibration_tests",
-                 "group_diagnostics", "klce_grid", "lcb_bandwidths", "lcb_estimate"):
-        monkeypatch.setattr(audit, name, computed)
-    monkeypatch.setattr(audit.metrics, "reliability_table", computed)
-    monkeypatch.setattr(local, "mlce_curve", computed)
-    monkeypatch.setattr(diagnostics, "embed", computed)
-    again = audit.run_audit(small_audit, settings, sections=diagnostics.PageSections())
+    monkeypatch.setattr(SectionStore, "section", computed)
+    again = audit.run_audit(small_audit, settings, store=diagnostics.STORE)
     assert again.reliability.metrics.equals(first.reliability.metrics)
     assert again.klce_grid.aggregated.p_value == first.klce_grid.aggregated.p_value
     assert again.lce.curve.equals(first.lce.curve)
@@ -126,3 +121,26 @@ def test_the_export_audit_reuses_what_the_pages_computed(monkeypatch,
     plain = audit.run_audit(small_audit, settings)
     assert plain.reliability.metrics.equals(first.reliability.metrics)
     assert plain.lce.curve.reset_index(drop=True).equals(first.lce.curve)
+
+
+def test_each_report_section_carries_its_own_pages_alpha(small_audit: AuditData) -> None:
+    """α = 0.01 on Findings and 0.10 on Trust: the report's Findings section is at 0.01 and
+    its verdicts at 0.10, whichever page was seen last (issue 30)."""
+    at = open_page("findings", small_audit)
+    at.selectbox(key="find_alpha").set_value(0.01).run()
+    at.switch_page("views/trust.py")
+    at.run()
+    at.selectbox(key="trust_alpha").set_value(0.1).run()
+    at.switch_page("views/export.py")
+    at.run()
+    assert not at.exception, at.exception
+    settings = at.dataframe[0].value.set_index("setting")["value"]
+    assert settings["alpha"] == "0.1" and settings["slice_alpha"] == "0.01"
+    at.button(key="export_run").click().run()
+    assert not at.exception, at.exception
+    at.multiselect(key="export_report_files").set_value(["JSON"]).run()
+    at.button(key="export_build_report").click().run()
+    document = json.loads(prepared(at, "export_report_JSON")[1])
+    assert document["settings"]["alpha"] == 0.1
+    assert document["settings"]["slice_alpha"] == 0.01
+    assert document["local"]["slices"]["alpha"] == 0.01

@@ -78,11 +78,10 @@ def test_page_without_groups_or_split() -> None:
 def test_page_says_which_skce_computation_ran_and_offers_run_exact(monkeypatch) -> None:
     # With the automatic threshold at 0 s every SKCE computation is approximate: the page says
     # so in one sentence and offers the exact run, which then replaces it.
-    import streamlit as st
-
     from core.kernels import computation
+    from dashboard.cache.diagnostics import forget_sections
 
-    st.cache_data.clear()
+    forget_sections()
     monkeypatch.setattr(computation, "AUTO_SECONDS", 0.0)
     at = open_reliability("census")
     notes = [i.value for i in at.info if "random Fourier features" in i.value]
@@ -94,7 +93,7 @@ def test_page_says_which_skce_computation_ran_and_offers_run_exact(monkeypatch) 
     assert not at.exception, at.exception
     assert not any("random Fourier features" in i.value for i in at.info)
     assert any(c.value.startswith("Computed exactly") for c in at.caption)
-    st.cache_data.clear()
+    forget_sections()
 
 
 def test_every_displayed_interval_contains_its_displayed_estimate() -> None:

@@ -5,8 +5,14 @@ face per package. The layers themselves are checked by ``lint-imports`` in ``mak
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import grimp
+import pytest
 
 from tests.conftest import ROOT
 
@@ -100,5 +106,31 @@ def test_no_module_is_shadowed_by_a_name_of_its_face() -> None:
 def test_the_import_contract_is_declared_and_run() -> None:
     config = (ROOT / "pyproject.toml").read_text()
     assert "[tool.importlinter]" in config
-    assert 'type = "layers"' in config and 'type = "independence"' in config
+    assert 'type = "layers"' in config and 'type = "forbidden"' in config
     assert "lint-imports" in (ROOT / "Makefile").read_text()
+
+
+def lint_with(tmp_path, path: str, source: str) -> subprocess.CompletedProcess:
+    """``lint-imports`` on a copy of the packages with one more module, ``path``."""
+    for package in ("core", "dashboard"):
+        shutil.copytree(ROOT / package, tmp_path / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / path).write_text(source, encoding="utf-8")
+    linter = Path(sys.executable).with_name("lint-imports")
+    return subprocess.run([str(linter), "--no-cache"], cwd=tmp_path, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)},
+                          timeout=300, check=False)
+
+
+@pytest.mark.parametrize(("path", "source", "contract"), [
+    ("dashboard/probe.py", "from core.data.table import summarise_columns\n",
+     "the dashboard enters core only through package faces"),
+    ("core/data/probe.py", "import streamlit\n", "core never imports streamlit"),
+])
+def test_the_contracts_fail_on_a_helper_import_and_on_streamlit_in_core(
+        tmp_path, path: str, source: str, contract: str) -> None:
+    result = lint_with(tmp_path, path, source)
+    assert result.returncode != 0
+    assert contract in result.stdout and "BROKEN" in result.stdout.upper()
+    assert "probe" in result.stdout

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.audit import AuditSettings, audit_part, feature_columns, run_audit
 from core.data.demo import load_demo
+from core.kernels.rff import TEST_FEATURES
 from core.stattests.result import format_p_value, p_text
 from dashboard.state import cached_demo
 from tests.conftest import open_demo_page
@@ -114,11 +115,11 @@ def test_the_skce_row_and_tests_record_which_computation_ran() -> None:
     # the binned rows are the same whatever computes the SKCE row
     np.testing.assert_array_equal(exact["value"].to_numpy()[:-1], approx["value"].to_numpy()[:-1])
     tests = audit.calibration_tests(p, y, "positive", None, 50, computation="rff")
-    assert tests["consistency"].parameters["computation"] == f"rff({audit.TEST_FEATURES})"
+    assert tests["consistency"].parameters["computation"] == f"rff({TEST_FEATURES})"
     note = audit.skce_computation(approx, tests)
     assert note["computation"] == "rff"  # the row's D = 1,024 and the test's D = 256
     assert summary(note).startswith("Computed with random Fourier features: SKCE row rff(1024)")
-    assert f"consistency test rff({audit.TEST_FEATURES})" in summary(note)
+    assert f"consistency test rff({TEST_FEATURES})" in summary(note)
     exact_tests = audit.calibration_tests(p, y, "positive", None, 50, computation="exact")
     assert audit.skce_computation(exact, exact_tests)["computation"] == "exact"
     assert audit.skce_exact_seconds(3000, 2, 200, 500) > audit.skce_exact_seconds(3000, 2, 0, 1)
@@ -128,15 +129,15 @@ def test_sampled_local_sections_on_the_scale_table() -> None:
     """Large-data paths at small n, forced: the sampled LCB evaluates a sample of the rows,
     its mean in the planted region still stands out, and it says what ran; the LCE curve
     records a method and a bound per γ."""
-    from core.audit import lcb_section, lce_section
+    from core.audit import LandscapeSettings, LocalBiasSettings, lcb_section, lce_section
     from core.data.audit_data import AuditData
     from core.data.simulations import SCALE_FEATURES, scale_table
 
     data = AuditData.from_frame(scale_table(6000), label="label", prob="prob",
                                 features=SCALE_FEATURES, groups=("region",))
-    exact = lcb_section(data, SCALE_FEATURES, None)
+    exact = lcb_section(data, LocalBiasSettings(tuple(SCALE_FEATURES)))
     assert exact.rows is None and exact.computation.startswith("Exact")
-    section = lcb_section(data, SCALE_FEATURES, None, computation="sampled")
+    section = lcb_section(data, LocalBiasSettings(tuple(SCALE_FEATURES), computation="sampled"))
     assert section.values.shape == section.rows.shape
     assert section.computation.startswith("Sampled") and "seed 0" in section.computation
     regions = data.groups["region"].to_numpy()
@@ -146,7 +147,7 @@ def test_sampled_local_sections_on_the_scale_table() -> None:
     assert max(means, key=lambda r: abs(means[r])) == "north"  # the planted bias, sampled
     assert means["north"] == pytest.approx(np.nanmean(section.values[north]))
 
-    lce = lce_section(data, SCALE_FEATURES, "pca", 0.2, computation="binned")
+    lce = lce_section(data, LandscapeSettings(tuple(SCALE_FEATURES), computation="binned"))
     assert set(lce.curve["method"]) == {"binned"} and (lce.curve["error_bound"] > 0).all()
     assert "binned grid (|error| ≤" in lce.computation
 
@@ -155,7 +156,10 @@ def test_slice_helpers_on_a_sample_of_rows_and_a_slice_holding_every_row() -> No
     """The Findings page's closer look: the LCB profile of a sample of the query rows marks
     the slice's rows and draws them against the slice's numeric column; the reliability of
     'all rows' has no rest."""
-    from core.audit import slice_lcb_points, slice_reliability
+    import pandas as pd
+
+    from core.audit import LcbSection, slice_lcb_points, slice_reliability
+    from core.kernels.spec import KernelSpec
     from core.local.slice_space import enumerate_slices
 
     data = load_demo("census").split_part("test")
@@ -164,8 +168,8 @@ def test_slice_helpers_on_a_sample_of_rows_and_a_slice_holding_every_row() -> No
              if s.name.startswith("age ") and "race = Black" in s.name)
     rows = np.arange(0, data.n, 7)
     values = np.linspace(-0.1, 0.1, rows.size)
-    points, x_name = slice_lcb_points(data, values, rows, family.slices[k],
-                                      ("age", "sex", "race"), None)
+    section = LcbSection(values, KernelSpec(), pd.DataFrame(), "all rows", rows)
+    points, x_name = slice_lcb_points(data, section, family.slices[k], ("age", "sex", "race"))
     assert x_name == "age" and len(points) == rows.size
     np.testing.assert_array_equal(points["inside"], family.mask(k)[rows])
     np.testing.assert_array_equal(points["age"], data.feature_frame["age"].to_numpy()[rows])
@@ -177,14 +181,14 @@ def test_lanes_side_by_side_give_the_numbers_of_one_after_the_other() -> None:
     """The two lanes share the cores (one thread each): the same numbers as the sections run
     one after the other on all threads, and ``core_free`` is called once, when the first
     lane is done."""
-    from core.audit import Sections
+    from core.audit import SectionStore
 
     data = cached_demo("itrustworthy")
     settings = AuditSettings(n_bootstrap=20, test_resamples=50, grid_resamples=50,
                              slice_resamples=50)
     freed = []
     side_by_side = run_audit(data, settings, core_free=lambda: freed.append(1))
-    in_turn = run_audit(data, settings, sections=Sections())
+    in_turn = run_audit(data, settings, store=SectionStore())
     assert freed == [1]
     np.testing.assert_allclose(
         side_by_side.reliability.metrics.select_dtypes("number").to_numpy(),

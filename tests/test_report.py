@@ -155,7 +155,7 @@ def test_csv_escapes_text_cells_and_headers_but_not_numbers() -> None:
 def test_json_holds_the_numbers_settings_and_fingerprint(audited) -> None:
     audit, result = audited
     document = json.loads(report_json(result, audit, COMPARISON))
-    assert document["schema_version"] == "2.4"
+    assert document["schema_version"] == "2.5"
     assert document["settings"] == json.loads(json.dumps(dataclasses.asdict(result.settings)))
     dataset = document["dataset"]
     assert dataset["fingerprint"] == audit.fingerprint and dataset["rows_audited"] == result.rows
@@ -201,7 +201,8 @@ def test_json_writes_arrays_of_numbers_on_one_line() -> None:
 def test_report_slices_are_the_librarys(audited) -> None:
     """The report's slice table (JSON, CSV and the flagged rows of the HTML) is what
     discover_slices returns for the audited rows at the audit's settings."""
-    from core.audit import audit_part, slice_frame, slice_names
+    from core.audit import audit_part, slice_names
+    from core.audit.rows import slice_frame
     from core.local import discover_slices
     from core.report.schema import result_tables
 
@@ -326,7 +327,7 @@ def test_report_files(audited, figures, tmp_path: Path) -> None:
     assert "<script" not in html  # static figures: no JavaScript at all
     assert pdf_page_is_drawn(tmp_path / "report.pdf", tmp_path)
     assert "'=c" in (tmp_path / "tables" / "groups_grp.csv").read_text()
-    assert json.loads((tmp_path / "results.json").read_text())["schema_version"] == "2.4"
+    assert json.loads((tmp_path / "results.json").read_text())["schema_version"] == "2.5"
 
 
 def test_without_chromium_only_html(audited, figures, monkeypatch, tmp_path: Path) -> None:

@@ -25,13 +25,13 @@ This is the public face (``from core.data import AuditData``); one concept per m
 """
 
 from core.data.audit_data import AuditData
-from core.data.column_guess import ColumnGuess, guess_columns
+from core.data.column_guess import ColumnGuess, group_member_columns, guess_columns
 from core.data.demo import DEFAULT_DEMO, DEMOS, demo_frame, demo_mapping, load_demo
 from core.data.leakage import FeatureScreen, LeftOut, screen_features
-from core.data.mapping import ColumnMapping
+from core.data.mapping import ColumnMapping, model_name
 from core.data.problems import DataError, ValidationNote, describe_rows
 from core.data.public_tables import compas_like_frame, german_credit_like_frame
-from core.data.readers import LoadedTable, read_table
+from core.data.readers import SUPPORTED_SUFFIXES, LoadedTable, check_limits, read_table
 from core.data.reference_model import (
     REFERENCE_MODELS,
     ModelCheck,
@@ -41,11 +41,14 @@ from core.data.reference_model import (
 )
 from core.data.stream import TableSource, open_source
 from core.data.table import deduplicate_columns, is_categorical, summarise_columns
+from core.data.time_column import PERIODS
 
 __all__ = [
     "DEFAULT_DEMO",
     "DEMOS",
+    "PERIODS",
     "REFERENCE_MODELS",
+    "SUPPORTED_SUFFIXES",
     "AuditData",
     "ColumnGuess",
     "ColumnMapping",
@@ -57,6 +60,7 @@ __all__ = [
     "ReferenceModelResult",
     "TableSource",
     "ValidationNote",
+    "check_limits",
     "compas_like_frame",
     "deduplicate_columns",
     "default_model_features",
@@ -64,9 +68,11 @@ __all__ = [
     "demo_mapping",
     "describe_rows",
     "german_credit_like_frame",
+    "group_member_columns",
     "guess_columns",
     "is_categorical",
     "load_demo",
+    "model_name",
     "open_source",
     "read_table",
     "screen_features",

@@ -15,10 +15,12 @@ weights of Jürgens, Mortier, Hüllermeier, Bengs & Waegeman
 from core.ensembles.estimators import ESTIMATORS, ce2, cekl, kde_ratio, skce
 from core.ensembles.simulate import SETTINGS, simulate
 from core.ensembles.summary import (
+    ENSEMBLE_ROWS,
     CredalComparison,
     CredalSettings,
     compare_ensemble,
     compare_weights,
+    tested_rows,
 )
 from core.ensembles.test import (
     NULL_LABELS,
@@ -32,8 +34,27 @@ from core.ensembles.test import (
 from core.ensembles.weights import WeightNetwork, WeightSettings, combine
 
 __all__ = [
-    "ESTIMATORS", "NULL_LABELS", "NULLS", "SETTINGS", "WEIGHTS", "WEIGHT_LABELS",
-    "CredalComparison", "CredalSettings", "CredalTestResult", "WeightNetwork", "WeightSettings",
-    "ce2", "cekl", "combine", "compare_ensemble", "compare_weights", "credal_test", "kde_ratio",
-    "null_description", "simulate", "skce",
+    "ENSEMBLE_ROWS",
+    "ESTIMATORS",
+    "NULLS",
+    "NULL_LABELS",
+    "SETTINGS",
+    "WEIGHTS",
+    "WEIGHT_LABELS",
+    "CredalComparison",
+    "CredalSettings",
+    "CredalTestResult",
+    "WeightNetwork",
+    "WeightSettings",
+    "ce2",
+    "cekl",
+    "combine",
+    "compare_ensemble",
+    "compare_weights",
+    "credal_test",
+    "kde_ratio",
+    "null_description",
+    "simulate",
+    "skce",
+    "tested_rows",
 ]

@@ -9,6 +9,7 @@ of each page are in the module named after it (:mod:`core.figures.reliability`,
 :mod:`core.figures.over_time`).
 """
 
+from core.figures.compare import differences_figure, dumbbell_figure, reliability_overlay_figure
 from core.figures.data import class_balance_figure
 from core.figures.ensembles import (
     credal_p_values_figure,
@@ -34,6 +35,7 @@ from core.figures.lce import (
 )
 from core.figures.local_bias import lcb_figure
 from core.figures.over_time import (
+    PERIOD_METRICS,
     brier_sequence_figure,
     eprocess_figure,
     group_eprocess_figure,
@@ -46,27 +48,34 @@ from core.figures.recalibration import (
     mlce_comparison_figure,
 )
 from core.figures.reliability import (
+    CUMULATIVE_POINTS,
     cumulative_figure,
     reliability_figure,
     reliability_grid,
     smooth_reliability_figure,
 )
+from core.figures.style import apply_style, caption_text
 from core.figures.trust import null_histogram_figure, p_value_heatmap_figure
 
 __all__ = [
+    "CUMULATIVE_POINTS",
+    "PERIOD_METRICS",
+    "apply_style",
     "brier_sequence_figure",
-    "eprocess_figure",
-    "group_eprocess_figure",
-    "group_gap_figure",
-    "period_metric_figure",
+    "caption_text",
     "class_balance_figure",
     "credal_p_values_figure",
     "credal_weights_figure",
     "credal_weights_map_figure",
     "cumulative_figure",
+    "differences_figure",
+    "dumbbell_figure",
+    "eprocess_figure",
     "estimator_curves_figure",
     "estimator_estimates_figure",
     "estimator_risk_figure",
+    "group_eprocess_figure",
+    "group_gap_figure",
     "klce_pvalue_figure",
     "lcb_before_after_figure",
     "lcb_figure",
@@ -77,8 +86,10 @@ __all__ = [
     "mlce_curve_figure",
     "null_histogram_figure",
     "p_value_heatmap_figure",
+    "period_metric_figure",
     "reliability_figure",
     "reliability_grid",
+    "reliability_overlay_figure",
     "slice_forest_figure",
     "slice_lcb_figure",
     "slice_reliability_figure",

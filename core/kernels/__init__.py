@@ -17,6 +17,20 @@ This is the public face (``from core import kernels``); one concept per module:
 
 from core.kernels import engine
 from core.kernels.computation import COMPUTATIONS, Plan, choose, exact_seconds, plan
+from core.kernels.computation import summary as computation_summary
+from core.kernels.declared import (
+    LOCAL,
+    DaskTls,
+    Declaration,
+    DeclaredEngine,
+    connect,
+    declared_engines,
+    read_config,
+)
+from core.kernels.engine import current as current_engine
+from core.kernels.engine import gpu_available, take_fallback
+from core.kernels.engine import reset as reset_engine
+from core.kernels.engine import set as set_engine
 from core.kernels.resampling import SCHEMES, resample_residuals, row_sample
 from core.kernels.rff import DEFAULT_FEATURES, FourierMap
 from core.kernels.spec import KernelInputs, KernelSpec, kernel_inputs, one_vs_rest
@@ -33,14 +47,26 @@ from core.kernels.tiles import (
 __all__ = [
     "COMPUTATIONS",
     "DEFAULT_FEATURES",
+    "LOCAL",
     "SCHEMES",
+    "DaskTls",
+    "Declaration",
+    "DeclaredEngine",
     "FourierMap",
     "KernelInputs",
     "KernelSpec",
     "Plan",
     "Standardizer",
     "choose",
+    "computation_summary",
+    "connect",
+    "declared_engines",
     "engine",
+    "current_engine",
+    "gpu_available",
+    "reset_engine",
+    "set_engine",
+    "take_fallback",
     "exact_seconds",
     "gaussian_block",
     "kernel_inputs",
@@ -50,6 +76,7 @@ __all__ = [
     "one_vs_rest",
     "plan",
     "quadratic_forms",
+    "read_config",
     "resample_residuals",
     "row_sample",
     "scale_blocks",

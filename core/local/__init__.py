@@ -27,8 +27,10 @@ The KLCE statistic and its tests live in :mod:`core.stattests`; ``klce``, ``klce
 from core.local.groups import group_calibration_table, group_reliability_tables
 from core.local.lcb_estimate import lcb, lcb_estimate, select_bandwidths
 from core.local.lcb_trends import lcb_trends, trend_note
-from core.local.lce_estimate import lce, lce_result, mlce, mlce_curve
-from core.local.lce_summary import bin_summary
+from core.local.lce_estimate import LceResult, lce, lce_result, mlce, mlce_curve
+from core.local.lce_inputs import confidence_bins
+from core.local.lce_plan import LceMethod, plan_method
+from core.local.lce_summary import bin_lce_cdf, bin_summary
 from core.local.slice_discovery import SliceDiscovery, discover_slices
 from core.local.slice_resampling import RowScores, slice_sums
 from core.local.slice_space import SliceFamily, enumerate_slices
@@ -38,10 +40,14 @@ from core.stattests.klce_grid import klce_grid_test
 __all__ = [
     "DEFAULT_NULL",
     "NULLS",
+    "LceMethod",
+    "LceResult",
     "RowScores",
     "SliceDiscovery",
     "SliceFamily",
+    "bin_lce_cdf",
     "bin_summary",
+    "confidence_bins",
     "discover_slices",
     "enumerate_slices",
     "group_calibration_table",
@@ -56,6 +62,7 @@ __all__ = [
     "lce_result",
     "mlce",
     "mlce_curve",
+    "plan_method",
     "select_bandwidths",
     "slice_sums",
     "trend_note",

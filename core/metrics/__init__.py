@@ -48,16 +48,24 @@ from core.metrics.clinical import calibration_slope, ici
 from core.metrics.cumulative import cumulative_differences, cumulative_metric
 from core.metrics.decomposition import brier_decomposition, log_loss_decomposition
 from core.metrics.extended import extended_metrics_table
-from core.metrics.intervals import binomial_interval, bootstrap_interval
+from core.metrics.intervals import (
+    ESTIMATE_CAPTION,
+    SIGNED_METRICS,
+    binomial_interval,
+    bootstrap_interval,
+    shown_metrics,
+)
 from core.metrics.scores import NOTIONS, default_notion
 from core.metrics.skce_estimate import skce
 from core.metrics.smooth import smooth_ece, smooth_reliability
 
 __all__ = [
+    "ESTIMATE_CAPTION",
     "METRIC_BOUNDS",
     "METRIC_NAMES",
     "NORMS",
     "NOTIONS",
+    "SIGNED_METRICS",
     "STRATEGIES",
     "accuracy",
     "ace",
@@ -86,6 +94,7 @@ __all__ = [
     "metrics_table",
     "nll",
     "reliability_table",
+    "shown_metrics",
     "skce",
     "smooth_ece",
     "smooth_reliability",

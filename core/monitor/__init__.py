@@ -28,7 +28,7 @@ from core.monitor.eprocesses import (
     calibration_eprocess,
     group_eprocesses,
 )
-from core.monitor.monitoring import MonitorResult, MonitorSettings, monitor_audit
+from core.monitor.monitoring import GUARANTEE, MonitorResult, MonitorSettings, monitor_audit
 from core.monitor.periods import PERIOD_COLUMNS, period_table
 from core.monitor.sequences import (
     BrierComparison,
@@ -39,6 +39,7 @@ from core.monitor.sequences import (
 from core.monitor.simulate import drifting_stream
 
 __all__ = [
+    "GUARANTEE",
     "METHODS",
     "PERIOD_COLUMNS",
     "BrierComparison",

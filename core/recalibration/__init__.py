@@ -7,12 +7,34 @@ split (see :mod:`core.recalibration.compare`).
 
 from core.recalibration.base import RECALIBRATORS, Recalibrator, make_recalibrator
 from core.recalibration.compare import (
+    BETTER,
+    METRICS,
     RECOMMENDATION_RULE,
+    UNCALIBRATED,
+    CompareSettings,
     Comparison,
     Recommendation,
     compare,
+    lcb_before_after,
+    mlce_curves,
     recommend,
+    reliability_tables,
 )
 
-__all__ = ["RECALIBRATORS", "RECOMMENDATION_RULE", "Comparison", "Recalibrator",
-           "Recommendation", "compare", "make_recalibrator", "recommend"]
+__all__ = [
+    "BETTER",
+    "METRICS",
+    "RECALIBRATORS",
+    "RECOMMENDATION_RULE",
+    "UNCALIBRATED",
+    "CompareSettings",
+    "Comparison",
+    "Recalibrator",
+    "Recommendation",
+    "compare",
+    "lcb_before_after",
+    "make_recalibrator",
+    "mlce_curves",
+    "recommend",
+    "reliability_tables",
+]

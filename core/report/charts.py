@@ -12,10 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
 import plotly.graph_objects as go
 
-from core.audit import AuditResult, audit_part, numeric_features, reference_and_query
+from core.audit.local_bias import ProfileSettings, profile_of
+from core.audit.results import AuditResult
+from core.audit.rows import audit_part
+from core.audit.settings import LocalBiasSettings
 from core.data.audit_data import AuditData
 from core.figures.data import class_balance_figure
 from core.figures.findings import slice_forest_figure, slice_treemap_figure
@@ -24,8 +26,6 @@ from core.figures.local_bias import lcb_figure
 from core.figures.reliability import reliability_figure, reliability_grid
 from core.figures.style import apply_style, caption_text
 from core.figures.trust import null_histogram_figure, p_value_heatmap_figure
-from core.kernels.spec import one_vs_rest
-from core.local.lcb_trends import lcb_trends, trend_note
 
 #: Resamples of the LCB trend bands (the Local bias page's).
 TREND_RESAMPLES = 200
@@ -117,58 +117,30 @@ def klce_figures(result: AuditResult) -> list[AuditFigure]:
     ]
 
 
-def lcb_points(result: AuditResult, audit: AuditData) -> tuple[pd.DataFrame, str]:
-    """The LCB of every evaluated query row beside the feature it is drawn against (the first
-    numeric audit feature, else the predicted probability) and the first two group
-    attributes (on large data the evaluated rows are a seeded sample: ``result.lcb.rows``)."""
-    _, query, _ = reference_and_query(audit)
-    if result.lcb.rows is not None:
-        query = query.subset(result.lcb.rows)
-    numeric = numeric_features(audit, result.features)
-    if numeric:
-        x_name = numeric[0]
-        x = query.feature_frame[x_name].to_numpy(dtype=float)
-    else:
-        k = result.lcb.spec.class_index
-        x_name, x = "predicted probability", one_vs_rest(query.probs, query.y, k)[0]
-    points = pd.DataFrame({x_name: x, "lcb": result.lcb.values})
-    for column in audit.groups.columns[:2]:
-        points[column] = query.groups[column].to_numpy()
-    return points, x_name
-
-
 def lcb_figures(result: AuditResult, audit: AuditData) -> list[AuditFigure]:
     """LCB against a feature, coloured by the first group attribute and faceted by the
-    second, with per-group polynomial trends (I-trustworthy Fig. 6)."""
-    points, x_name = lcb_points(result, audit)
-    valid = points["lcb"].notna().to_numpy()
+    second, with per-group polynomial trends (I-trustworthy Fig. 6;
+    :func:`core.audit.local_bias.profile_of`, the Local bias page's)."""
     groups = list(audit.groups.columns[:2])
     color = groups[0] if groups else None
     facet = groups[1] if len(groups) > 1 else None
-    labels = [points[c].astype(str) for c in (facet, color) if c is not None]
-    trend_groups = None
-    if labels:
-        joined = labels[0] if len(labels) == 1 else labels[0] + " | " + labels[1]
-        trend_groups = joined[valid].to_numpy()
-    trends = lcb_trends(points[x_name].to_numpy()[valid], points["lcb"].to_numpy()[valid],
-                        trend_groups, degree=TREND_DEGREE, n_resamples=TREND_RESAMPLES,
-                        seed=result.settings.seed)
-    skipped = trend_note(points[x_name].to_numpy()[valid], trend_groups, TREND_DEGREE)
-    spec = result.lcb.spec
-    shown = min(int(valid.sum()), SCATTER_POINTS)
-    drawn = "" if shown == int(valid.sum()) else \
-        f" · {shown:,} of the {int(valid.sum()):,} points drawn (a seeded sample)"
+    profile = profile_of(audit, result.lcb, ProfileSettings(
+        LocalBiasSettings(result.features), color=color, facet=facet, degree=TREND_DEGREE,
+        n_resamples=TREND_RESAMPLES, seed=result.settings.seed))
+    n, spec = len(profile.points), result.lcb.spec
+    shown = min(n, SCATTER_POINTS)
+    drawn = "" if shown == n else f" · {shown:,} of the {n:,} points drawn (a seeded sample)"
     caption = caption_text(
         notion="one-vs-rest", bandwidths={"σ_p": spec.prob_bandwidth,
                                           "σ_x": spec.feature_bandwidth},
         split="test (query)" if "test split" in result.lcb.reference else "all rows",
-        n=int(valid.sum()),
+        n=n,
         extra=f"bandwidths by leave-one-out CV · degree-{TREND_DEGREE} trends, 90% bands"
               + drawn)
-    figure = lcb_figure(points[valid], trends, x_name, color, facet,
+    figure = lcb_figure(profile.points, profile.trends, profile.x_name, color, facet,
                         max_points=SCATTER_POINTS)
-    return [AuditFigure("lcb", f"Local calibration bias against {x_name}",
-                        apply_style(figure, caption), caption, skipped or "")]
+    return [AuditFigure("lcb", f"Local calibration bias against {profile.x_name}",
+                        apply_style(figure, caption), caption, profile.skipped or "")]
 
 
 def lce_figures(result: AuditResult) -> list[AuditFigure]:

@@ -23,7 +23,7 @@ from core.compare.decision import decide
 from core.data.audit_data import AuditData
 from core.figures.compare import differences_figure, dumbbell_figure, reliability_overlay_figure
 from core.figures.style import apply_style, caption_text
-from core.report import Report, render_figures
+from core.report.building import Report, render_figures
 from core.report.charts import AuditFigure
 from core.report.export import ExportError, export_figure, static_unavailable_reason
 from core.report.html import STYLE, figure_block, key_value_html, pio_plotlyjs, table_html

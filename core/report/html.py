@@ -25,7 +25,7 @@ import pandas as pd
 import plotly.io as pio
 
 import core
-from core.audit import AuditResult
+from core.audit.results import AuditResult
 from core.data.audit_data import AuditData
 from core.ensembles.summary import CredalComparison
 from core.metrics.intervals import ESTIMATE_CAPTION, shown_metrics
@@ -62,6 +62,8 @@ SETTING_HELP = {
                   "discovery rate)",
     "alpha": "test level α of every verdict",
     "seed": "seed of every random step",
+    "slice_alpha": "level α of the slice findings when it differs from the verdicts' (None: "
+                   "alpha)",
 }
 #: Columns of the slice table in the HTML report (the CSV and JSON files hold them all).
 SLICE_COLUMNS = ("slice", "class", "rows", "observed", "predicted", "gap", "ci_low", "ci_high",

@@ -15,7 +15,7 @@ import platform
 from importlib.metadata import PackageNotFoundError, version
 
 import core
-from core.audit import AuditResult
+from core.audit.results import AuditResult
 
 #: The libraries whose versions the report records, by distribution name.
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "pandas")

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 import core
-from core.audit import AuditResult
+from core.audit.results import AuditResult
 from core.data.audit_data import AuditData
 from core.ensembles.summary import CredalComparison
 from core.ensembles.test import WEIGHT_LABELS, null_description
@@ -34,7 +34,7 @@ from core.report.provenance import provenance
 from core.report.summary import findings
 from core.stattests.result import TestResult
 
-SCHEMA_VERSION = "2.4"
+SCHEMA_VERSION = "2.5"
 SCHEMA_ID = "calibration-atlas/audit-report"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Columns a recalibration comparison table must have (core.recalibration.compare).

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.audit import AuditResult
+from core.audit.results import AuditResult
 from core.ensembles.summary import CredalComparison
 from core.metrics.intervals import BELOW_NOISE, format_estimate, format_interval
 from core.recalibration.compare import recommend

@@ -25,16 +25,23 @@ use them (LCB, LCE, slices) in :mod:`core.local`.
 from core.stattests.clinical import cox_test, spiegelhalter_test
 from core.stattests.cumulative import cumulative_test
 from core.stattests.goodness_of_fit import hosmer_lemeshow
-from core.stattests.klce import DEFAULT_NULL, NULLS, klce_test
+from core.stattests.klce import DEFAULT_NULL, NULL_EXPLANATIONS, NULLS, klce_test
 from core.stattests.klce_grid import GridTestResult, bandwidth_grid, klce_grid_test
 from core.stattests.multiple_testing import benjamini_hochberg, max_t_critical, step_down_max_t
 from core.stattests.poisson_binomial import two_sided_p_values
-from core.stattests.result import TestResult, paper_p_value, resampling_p_value
+from core.stattests.result import (
+    TestResult,
+    format_p_value,
+    p_text,
+    paper_p_value,
+    resampling_p_value,
+)
 from core.stattests.skce import SKCE_METHODS, bound_test, skce_test
 
 __all__ = [
     "DEFAULT_NULL",
     "NULLS",
+    "NULL_EXPLANATIONS",
     "SKCE_METHODS",
     "GridTestResult",
     "TestResult",
@@ -43,10 +50,12 @@ __all__ = [
     "bound_test",
     "cox_test",
     "cumulative_test",
+    "format_p_value",
     "hosmer_lemeshow",
     "klce_grid_test",
     "klce_test",
     "max_t_critical",
+    "p_text",
     "paper_p_value",
     "resampling_p_value",
     "skce_test",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from core.compare.comparison import CompareSettings, ComparisonResult
-from core.data.audit_data import AuditData
+from core.compare import CompareSettings, ComparisonResult
+from core.data import AuditData
 from dashboard.cache.memo import ProcessMemo
 
 _COMPARISONS = ProcessMemo(limit=8)

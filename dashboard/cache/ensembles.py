@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from core import metrics
-from core.data.audit_data import AuditData
-from core.ensembles.summary import CredalComparison, CredalSettings, compare_ensemble
+from core.data import AuditData
+from core.ensembles import CredalComparison, CredalSettings, compare_ensemble
 from dashboard.cache.memo import ProcessMemo
 
 _COMPARISONS = ProcessMemo(limit=8)

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from core import estimators
-from core.data.audit_data import AuditData
+from core.data import AuditData
 from core.estimators import EstimatorSelection, SelectionSettings
 from dashboard.cache.memo import ProcessMemo
 

@@ -4,8 +4,8 @@ fingerprint (which covers its time column) and the frozen
 
 from __future__ import annotations
 
-from core.data.audit_data import AuditData
-from core.monitor.monitoring import MonitorResult, MonitorSettings, monitor_audit
+from core.data import AuditData
+from core.monitor import MonitorResult, MonitorSettings, monitor_audit
 from dashboard.cache.memo import ProcessMemo
 
 _MONITORS = ProcessMemo(limit=8)

@@ -13,8 +13,8 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from core.data.audit_data import AuditData
-from core.recalibration.compare import (
+from core.data import AuditData
+from core.recalibration import (
     CompareSettings,
     Comparison,
     lcb_before_after,

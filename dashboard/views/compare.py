@@ -5,10 +5,14 @@ from __future__ import annotations
 import streamlit as st
 
 from core.compare import CRITERIA, CRITERION_NAMES, CompareSettings, decide
-from core.figures.compare import differences_figure, dumbbell_figure, reliability_overlay_figure
-from core.figures.style import caption_text
-from core.report.comparison import build_comparison_report
-from core.stattests.result import format_p_value
+from core.figures import (
+    caption_text,
+    differences_figure,
+    dumbbell_figure,
+    reliability_overlay_figure,
+)
+from core.report import build_comparison_report
+from core.stattests import format_p_value
 from dashboard.cache import compare as compare_cache
 from dashboard.components import chart
 from dashboard.state import active_audit, export_file, set_export_file

@@ -7,22 +7,32 @@ from dataclasses import dataclass, replace
 import pandas as pd
 import streamlit as st
 
-from core.data.audit_data import AuditData
-from core.data.column_guess import ColumnGuess, group_member_columns, guess_columns
-from core.data.demo import DEMOS, demo_mapping
-from core.data.leakage import FeatureScreen, LeftOut
-from core.data.mapping import ColumnMapping, model_name
-from core.data.problems import DataError, ValidationNote
-from core.data.public_tables import compas_like_frame
-from core.data.readers import SUPPORTED_SUFFIXES, LoadedTable, check_limits, read_table
-from core.data.reference_model import (
+from core.data import (
+    DEMOS,
     REFERENCE_MODELS,
+    SUPPORTED_SUFFIXES,
+    AuditData,
+    ColumnGuess,
+    ColumnMapping,
+    DataError,
+    FeatureScreen,
+    LeftOut,
+    LoadedTable,
+    ValidationNote,
+    check_limits,
+    compas_like_frame,
+    deduplicate_columns,
     default_model_features,
+    demo_mapping,
+    group_member_columns,
+    guess_columns,
+    model_name,
+    read_table,
+    summarise_columns,
     train_reference_model,
 )
-from core.data.table import deduplicate_columns, summarise_columns
-from core.figures.data import class_balance_figure
-from core.report.schema import csv_text
+from core.figures import class_balance_figure
+from core.report import csv_text
 from dashboard.components import chart, validation_report
 from dashboard.state import (
     OPEN_TRAIN,

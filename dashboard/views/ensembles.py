@@ -5,22 +5,24 @@ from __future__ import annotations
 import streamlit as st
 
 from core.ensembles import (
+    ENSEMBLE_ROWS,
     ESTIMATORS,
     NULL_LABELS,
     NULLS,
     WEIGHT_LABELS,
     WEIGHTS,
+    CredalSettings,
     null_description,
+    tested_rows,
 )
-from core.ensembles.summary import ENSEMBLE_ROWS, CredalSettings, tested_rows
-from core.figures.ensembles import (
+from core.figures import (
     credal_p_values_figure,
     credal_weights_figure,
     credal_weights_map_figure,
+    null_histogram_figure,
+    reliability_grid,
 )
-from core.figures.reliability import reliability_grid
-from core.figures.trust import null_histogram_figure
-from core.stattests.result import format_p_value
+from core.stattests import format_p_value
 from dashboard.cache import diagnostics
 from dashboard.cache import ensembles as ensemble_cache
 from dashboard.components import chart, verdict

@@ -5,11 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.estimators import NOTIONS, SelectionSettings, summary_lines
-from core.figures.estimators import (
-    estimator_curves_figure,
-    estimator_estimates_figure,
-    estimator_risk_figure,
-)
+from core.figures import estimator_curves_figure, estimator_estimates_figure, estimator_risk_figure
 from dashboard.cache import estimators as estimator_cache
 from dashboard.components import analysis_part, chart
 from dashboard.state import active_audit

@@ -7,10 +7,16 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from core.audit import settings_for
-from core.report import build_report, render_figures
-from core.report.export import MIME_TYPES, ExportError, available_formats, zip_archive
-from core.report.export import static_unavailable_reason as no_static_reason
+from core.audit import compose, settings_for
+from core.report import (
+    MIME_TYPES,
+    ExportError,
+    available_formats,
+    build_report,
+    render_figures,
+    zip_archive,
+)
+from core.report import static_unavailable_reason as no_static_reason
 from dashboard.access import signed_in_user
 from dashboard.cache import diagnostics
 from dashboard.state import (
@@ -109,11 +115,14 @@ st.caption("Every figure as PNG, SVG, PDF or standalone HTML, and a self-contain
            "(HTML, PDF, JSON) of the active dataset at the settings of every page. The same "
            "audit runs headless with `calibration-atlas audit`.")
 audit = active_audit()
+shown, differences = compose(page_settings())
 try:
-    settings = settings_for(audit, page_settings())
+    settings = settings_for(audit, shown)
 except ValueError as error:  # a page setting this data cannot use: say so, audit the defaults
     st.warning(f"{error} The defaults are used instead.", icon=":material/warning:")
-    settings = settings_for(audit, {})
+    settings, differences = settings_for(audit, {}), ()
+for difference in differences:
+    st.info(difference, icon=":material/info:")
 with st.expander("Settings of this audit (taken from the pages, defaults elsewhere)"):
     st.dataframe(pd.DataFrame([{"setting": k, "value": str(v)} for k, v in
                                dataclasses.asdict(settings).items()]),

@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.audit import AuditSettings, slice_class, slice_lcb_points, slice_reliability
-from core.figures.findings import (
+from core.audit import (
+    FindingsSettings,
+    LocalBiasSettings,
+    lcb_section,
+    slice_class,
+    slice_lcb_points,
+    slice_reliability,
+    slice_section,
+)
+from core.figures import (
+    caption_text,
+    null_histogram_figure,
     slice_forest_figure,
     slice_lcb_figure,
     slice_reliability_figure,
     slice_treemap_figure,
 )
-from core.figures.style import caption_text
-from core.figures.trust import null_histogram_figure
-from core.stattests.result import format_p_value
-from dashboard.cache import diagnostics, findings
+from core.stattests import format_p_value
+from dashboard.cache import diagnostics
 from dashboard.components import analysis_part, chart
-from dashboard.state import active_audit
+from dashboard.state import active_audit, record_section
 
 RATES = {"fwer": "Family-wise (FWER)", "fdr": "False discovery rate (FDR)"}
 COLUMNS = {"gap": st.column_config.NumberColumn("gap", format="%+.3f"),
@@ -51,12 +59,12 @@ resamples = c4.select_slider("Resamples B", [200, 500, 1000, 2000], value=1000, 
 notion = None if audit.is_binary else st.radio(
     "Classes", ["classwise", "top-label"], horizontal=True, key="find_notion",
     format_func={"classwise": "every class, one vs rest", "top-label": "top label"}.get)
-settings = AuditSettings(alpha=alpha, error_rate=rate, slice_depth=depth, slice_ranges=ranges,
-                         slice_resamples=resamples, slice_notion=notion)
+settings = FindingsSettings(names, alpha, rate, ranges, depth, resamples, notion)
+record_section("findings", part, settings)
 
 bar = st.progress(0.0, text="Slices…")
-result = findings.discovery(data.fingerprint, names, settings, data,
-                            progress=lambda fraction, text: bar.progress(fraction, text=text))
+result = diagnostics.section(slice_section, data, settings,
+                             lambda fraction, text: bar.progress(fraction, text=text))
 bar.empty()
 st.info(result.statement(), icon=":material/rule:")
 st.caption(result.family.describe() + f" Resamples ran on: {result.engine}.")
@@ -122,20 +130,16 @@ if result.n_tested:
     with left:
         chart(slice_reliability_figure(inside_rel, rest_rel, name, result.notion),
               key="find_reliability", title=f"Reliability: {name}", caption=caption)
-    reference, query, how = diagnostics.reference_and_query(audit)
     with right:
         if result.notion == "top-label":
             st.caption("The LCB profile is one class against the rest; choose 'every class' "
                        "above to see it.")
         else:
-            lcb_features = tuple(audit.feature_frame.columns)
-            sigma_p, sigma_x, _ = diagnostics.lcb_bandwidths(reference.fingerprint, lcb_features,
-                                                             class_index, reference)
-            estimate = diagnostics.lcb_values(reference.fingerprint + query.fingerprint,
-                                              lcb_features, class_index, sigma_p, sigma_x,
-                                              reference, query)
-            points, x_name = slice_lcb_points(query, estimate.values, estimate.rows,
-                                              result.family.slices[k], names, class_index)
+            bias = diagnostics.section(lcb_section, audit, LocalBiasSettings(
+                tuple(audit.feature_frame.columns), class_index),
+                spinner="Estimating the local bias (LCB)…")
+            how = bias.reference
+            points, x_name = slice_lcb_points(audit, bias, result.family.slices[k], names)
             chart(slice_lcb_figure(points.dropna(subset=["lcb"]), x_name, name),
                   key="find_lcb", title=f"LCB profile: {name}",
                   caption=caption_text(notion="one-vs-rest", split=how, n=len(points)))

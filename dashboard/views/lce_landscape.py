@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 
 from core import metrics
-from core.audit import CURVE_GAMMAS, curve_computation, lce_rows
-from core.figures.lce import (
-    lce_cdf_figure,
-    lce_profile_figure,
-    lce_scatter_figure,
-    mlce_curve_figure,
+from core.audit import (
+    LCE_BINS,
+    LandscapeSettings,
+    curve_computation,
+    curve_over_gammas,
+    feature_map,
+    lce_rows,
 )
-from core.local.embedding import landscape_coordinates, profile_coordinates
-from core.local.lce_inputs import confidence_bins
-from core.local.lce_summary import bin_lce_cdf, bin_summary
+from core.figures import lce_cdf_figure, lce_profile_figure, lce_scatter_figure, mlce_curve_figure
+from core.local import bin_lce_cdf, bin_summary, confidence_bins
 from dashboard.cache import diagnostics
 from dashboard.components import about, analysis_part, chart
-from dashboard.state import active_audit
+from dashboard.state import active_audit, record_section
 
 GAMMAS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 MAX_POINTS = 25_000  # per kind of point in the scatter: at most 50,000 sent
 METHOD_LABELS = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
-N_BINS = 15
+N_BINS = LCE_BINS
 
 st.title("LCE landscape")
 st.caption(
@@ -57,38 +59,40 @@ else:
 signed = c3.toggle("Signed LCE", value=True, key="lce_signed",
                    help="Signed: confidence − accuracy (positive = over-confident).")
 
+settings = LandscapeSettings(features, "pca" if profile else method)  # the map's settings
+bar = st.progress(0.0, text="Map of the audit features…" if profile else
+                  f"{METHOD_LABELS[method]} embedding…")
+try:
+    standardized, embedding = diagnostics.section(
+        feature_map, data, settings, lambda fraction, message: bar.progress(fraction, text=message))
+except ValueError as error:  # too few distinct rows for t-SNE/UMAP, constant features
+    bar.empty()
+    st.warning(f"{error}", icon=":material/warning:")
+    st.stop()
+bar.empty()
 if profile:
     feature_name = features[0]
     coords = encoded[:, 0]
-    standardized = profile_coordinates(coords)
     fitted = f"the LCE is computed on '{feature_name}' z-scored"
 else:
-    bar = st.progress(0.0, text=f"{METHOD_LABELS[method]} embedding…")
-    try:
-        embedding = diagnostics.embedding(data.fingerprint, features, method, data,
-                                    progress=lambda fraction, message: bar.progress(
-                                        fraction, text=message))
-    except ValueError as error:  # too few distinct rows for t-SNE/UMAP, constant features
-        bar.empty()
-        st.warning(f"{error}", icon=":material/warning:")
-        st.stop()
-    bar.empty()
     coords = embedding.coords
-    standardized = landscape_coordinates(coords)
     fitted = f"the embedding was fitted on {embedding.n_fit:,} rows"
+#: the map's key: the data and the map's settings
+map_key = f"{data.fingerprint}:{features}:{settings.embedding}"
 
 conf, correct = metrics.confidence_outcome(data.probs, data.y, "top-label")
 gamma = st.select_slider("Kernel bandwidth γ", GAMMAS, value=0.2, key="lce_gamma",
                          help="Laplacian kernel exp(−‖a − b‖₁ / (d·γ)) on the standardised "
                               "embedding: small γ = very local, large γ → the bin's global "
                               "error.")
-plan = diagnostics.lce_plan(data.fingerprint, features, method, gamma, standardized, conf)
+plan = diagnostics.lce_plan(map_key, gamma, standardized, conf)
 exact = not plan.exact and st.toggle(
     f"Exact LCE ({about(plan.exact_seconds)} per γ)", key="lce_exact",
     help="The binned grid's error bound is a worst case; the exact computation removes it.")
 computation = "exact" if exact else "auto"
-result = diagnostics.lce_values(data.fingerprint, features, method, gamma, signed, standardized,
-                          conf, correct, computation)
+settings = replace(settings, gamma=gamma, computation=computation)
+record_section("landscape", part, settings)
+result = diagnostics.lce_values(map_key, gamma, signed, standardized, conf, correct, computation)
 values = result.values
 st.caption(f"LCE at γ = {gamma:g} on {data.n:,} rows: {result.method.describe()}.")
 summary = bin_summary(conf, correct, np.abs(values), N_BINS)
@@ -133,11 +137,8 @@ with right:
 st.header("MLCE against the bandwidth")
 bar = st.progress(0.0, text="MLCE over γ…")
 rows = lce_rows(data.n)  # beyond 200,000 rows: a seeded sample, as in the report
-curve_rows = slice(None) if rows is None else rows
-curve = diagnostics.mlce_curve(data.fingerprint, features, method, CURVE_GAMMAS,
-                               standardized[curve_rows], conf[curve_rows],
-                               correct[curve_rows], computation,
-                               progress=lambda f, m: bar.progress(f, text=m))
+curve = diagnostics.section(curve_over_gammas, data, settings,
+                            lambda f, m: bar.progress(f, text=m))
 bar.empty()
 mce = metrics.mce(data.probs, data.y, N_BINS, "uniform", notion="top-label")
 chart(mlce_curve_figure(curve, mce, gamma), key="lce_mlce")

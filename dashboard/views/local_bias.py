@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
+from dataclasses import replace
+
 import streamlit as st
 
-from core.figures.local_bias import lcb_figure
-from core.figures.style import caption_text
-from core.kernels.spec import one_vs_rest
-from core.local.lcb_trends import lcb_trends, trend_note
+from core.audit import (
+    PREDICTION,
+    LocalBiasSettings,
+    ProfileSettings,
+    axis_options,
+    lcb_bandwidths,
+    lcb_profile,
+    reference_and_query,
+)
+from core.figures import caption_text, lcb_figure
 from dashboard.cache import diagnostics
 from dashboard.components import about, chart, class_picker
-from dashboard.state import active_audit
+from dashboard.state import active_audit, record_section
 
 NONE = "(none)"
 FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0)
@@ -25,11 +31,9 @@ st.caption(
     "the risk, negative where it overestimates it."
 )
 audit = active_audit()
-reference, query, how = diagnostics.reference_and_query(audit)
+reference, query, how = reference_and_query(audit)
 st.caption(f"Rows: {how} ({reference.n:,} reference rows, {query.n:,} evaluated).")
 
-numeric = [c for c in audit.feature_frame.columns
-           if pd.api.types.is_numeric_dtype(audit.feature_frame[c])]
 left, right = st.columns([2, 1])
 features = tuple(left.multiselect(
     "Audit features (kernel)", list(audit.feature_frame.columns),
@@ -37,8 +41,9 @@ features = tuple(left.multiselect(
 with right:
     class_index = class_picker(audit, key="lcb_class")
 
-cv_p, cv_x, cv_table = diagnostics.lcb_bandwidths(reference.fingerprint, features, class_index,
-                                            reference)
+settings = LocalBiasSettings(features, class_index)
+cv_p, cv_x, cv_table = diagnostics.section(lcb_bandwidths, audit, settings,
+                                           spinner="Cross-validating the LCB bandwidths…")
 c1, c2, c3 = st.columns(3)
 choice = c1.radio("Bandwidths", ["cross-validated", "manual"], horizontal=True,
                   key="lcb_bw_mode",
@@ -51,57 +56,49 @@ if choice == "manual":
     fx = c3.select_slider("σ_x (× cross-validated)", FACTORS + (4.0, 8.0), value=1.0,
                           key="lcb_fx") if features else 1.0
     sigma_p, sigma_x = cv_p * fp, cv_x * fx
+    settings = replace(settings, prob_bandwidth=sigma_p, feature_bandwidth=sigma_x)
 st.caption(f"σ_p = {sigma_p:.3g} (prediction), σ_x = {sigma_x:.3g} (standardised features)"
            + (" — chosen by leave-one-out cross-validation." if choice != "manual" else "."))
 
-key = reference.fingerprint + query.fingerprint
-estimate = diagnostics.lcb_values(key, features, class_index, sigma_p, sigma_x, reference, query)
-if estimate.plan.computation != "exact" and st.toggle(
-        f"Exact LCB: every row from every reference row ({about(estimate.plan.exact_seconds)})",
-        key="lcb_exact"):
-    estimate = diagnostics.lcb_values(key, features, class_index, sigma_p, sigma_x, reference,
-                                      query, "exact")
-st.caption(estimate.describe())
-values, rows = estimate.values, estimate.rows
-shown = query if rows is None else query.subset(rows)  # the evaluated rows
-p, _ = one_vs_rest(shown.probs, shown.y, None if audit.is_binary else class_index)
-
 g1, g2, g3, g4 = st.columns(4)
-x_options = numeric or ["predicted probability"]
-x_name = g1.selectbox("Against", x_options, key="lcb_x")
+x_name = g1.selectbox("Against", axis_options(audit, features), key="lcb_x")
 groups = list(audit.groups.columns)
 color = g2.selectbox("Colour by", [NONE, *groups], index=1 if groups else 0, key="lcb_color")
 facet = g3.selectbox("Facet by", [NONE, *groups], index=2 if len(groups) > 1 else 0,
                      key="lcb_facet")
 degree = g4.slider("Polynomial degree", 1, 5, 3, key="lcb_degree")
 
-x = p if x_name == "predicted probability" else \
-    shown.feature_frame[x_name].to_numpy(dtype=float)
-points = pd.DataFrame({x_name: x, "lcb": values})
-for column in {color, facet} - {NONE}:
-    points[column] = shown.groups[column].to_numpy()
-labels = [points[c].astype(str) for c in (facet, color) if c != NONE]
-trend_groups = (labels[0] if len(labels) == 1 else labels[0] + " | " + labels[1]) \
-    if labels else None
-valid = ~np.isnan(values)
-trends = lcb_trends(x[valid], values[valid],
-                    None if trend_groups is None else trend_groups[valid].to_numpy(),
-                    degree=degree, n_resamples=200)
-chart(lcb_figure(points[valid], trends, x_name, None if color == NONE else color,
-                 None if facet == NONE else facet, MAX_POINTS), key="lcb_scatter",
+
+def profile_at(lcb: LocalBiasSettings):
+    return diagnostics.section(lcb_profile, audit, ProfileSettings(
+        lcb, None if x_name == PREDICTION else x_name, None if color == NONE else color,
+        None if facet == NONE else facet, degree), spinner="Estimating the local bias (LCB)…")
+
+
+profile = profile_at(settings)
+if profile.section.method != "exact" and st.toggle(
+        f"Exact LCB: every row from every reference row ({about(profile.section.exact_seconds)})",
+        key="lcb_exact"):
+    settings = replace(settings, computation="exact")
+    profile = profile_at(settings)
+if choice != "manual":
+    record_section("local_bias", None, settings)
+st.caption(profile.section.computation)
+valid = len(profile.points)
+chart(lcb_figure(profile.points, profile.trends, profile.x_name,
+                 None if color == NONE else color, None if facet == NONE else facet,
+                 MAX_POINTS), key="lcb_scatter",
       title="Local calibration bias",
       caption=caption_text(notion="one-vs-rest", bandwidths={"σ_p": sigma_p, "σ_x": sigma_x},
-                           split=how, n=min(int(valid.sum()), MAX_POINTS),
+                           split=how, n=min(valid, MAX_POINTS),
                            extra=f"degree-{degree} trends, 90% bands"))
-skipped = trend_note(x[valid], None if trend_groups is None else trend_groups[valid].to_numpy(),
-                     degree)
 st.caption(
-    f"Points: LCB of {min(int(valid.sum()), MAX_POINTS):,} evaluated rows (a seeded sample "
+    f"Points: LCB of {min(valid, MAX_POINTS):,} evaluated rows (a seeded sample "
     f"when there are more); lines: degree-{degree} polynomial fits per group with "
     "90% bootstrap bands (the spread of the fit over the plotted points). "
-    + (f"{int((~valid).sum())} rows had no reference neighbours and are not drawn."
-       if (~valid).any() else "")
-    + (f" {skipped}" if skipped else "")
+    + (f"{profile.without_neighbours} rows had no reference neighbours and are not drawn."
+       if profile.without_neighbours else "")
+    + (f" {profile.skipped}" if profile.skipped else "")
 )
 
 st.info("Which slices of the data are miscalibrated — levels, ranges and their "

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.data.time_column import PERIODS
-from core.figures.over_time import (
+from core.data import PERIODS
+from core.figures import (
     PERIOD_METRICS,
     brier_sequence_figure,
     eprocess_figure,
@@ -14,8 +14,7 @@ from core.figures.over_time import (
     group_gap_figure,
     period_metric_figure,
 )
-from core.monitor.eprocesses import METHODS
-from core.monitor.monitoring import GUARANTEE, MonitorSettings
+from core.monitor import GUARANTEE, METHODS, MonitorSettings
 from dashboard.cache.monitor import monitoring
 from dashboard.components import chart
 from dashboard.state import active_audit

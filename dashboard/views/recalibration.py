@@ -5,25 +5,25 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
-from core.figures.recalibration import (
+from core.audit import CURVE_GAMMAS, numeric_features
+from core.figures import (
     klce_pvalue_figure,
     lcb_before_after_figure,
     mlce_comparison_figure,
+    reliability_grid,
 )
-from core.figures.reliability import reliability_grid
-from core.recalibration import RECALIBRATORS
-from core.recalibration.compare import (
+from core.recalibration import (
     BETTER,
     METRICS,
+    RECALIBRATORS,
     RECOMMENDATION_RULE,
     UNCALIBRATED,
     CompareSettings,
     recommend,
 )
-from core.stattests.result import format_p_value
+from core.stattests import format_p_value
 from dashboard.cache import recalibration as recal_cache
 from dashboard.components import chart
 from dashboard.state import (
@@ -37,7 +37,6 @@ from dashboard.state import (
 DEFAULTS = ("temperature", "isotonic", "bbq", "lore", "lcb", "group-temperature",
             "multicalibration")
 GAMMAS = (0.05, 0.1, 0.2, 0.4, 1.0)
-CURVE_GAMMAS = tuple(np.logspace(-2, 1.5, 10))
 ALPHA = 0.05
 
 
@@ -165,7 +164,7 @@ with right:
 
 st.header("Local bias before and after")
 chosen = [m for m in result.probs if m != UNCALIBRATED]
-numeric = [f for f in features if pd.api.types.is_numeric_dtype(audit.feature_frame[f])]
+numeric = numeric_features(audit, features)
 if chosen and numeric:
     s1, s2 = st.columns(2)
     p_values = result.table.set_index("method")["klce_p"]

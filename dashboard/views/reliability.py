@@ -7,23 +7,32 @@ import streamlit as st
 
 from core.audit import (
     EXTENDED_RESAMPLES,
+    ReliabilitySettings,
+    binned_table,
+    cumulative_curve,
     default_bootstrap,
+    extended_rows,
+    group_tables,
+    resolved,
     skce_computation,
     skce_exact_seconds,
+    smooth_curve,
+    summary_metrics,
+    test_results,
+    tests_table,
 )
-from core.audit import tests_table as audit_tests_table
-from core.figures.reliability import (
+from core.figures import (
     CUMULATIVE_POINTS,
+    caption_text,
     cumulative_figure,
     reliability_figure,
     reliability_grid,
     smooth_reliability_figure,
 )
-from core.figures.style import caption_text
-from core.metrics.intervals import ESTIMATE_CAPTION, SIGNED_METRICS, shown_metrics
+from core.metrics import ESTIMATE_CAPTION, SIGNED_METRICS, shown_metrics
 from dashboard.cache import diagnostics
 from dashboard.components import analysis_part, chart, computation_note, verdict
-from dashboard.state import active_audit, exact_requested
+from dashboard.state import active_audit, exact_requested, record_section
 
 NOTION_HELP = {
     "positive": "P(y = positive class) against the positive outcome",
@@ -59,17 +68,31 @@ skce_mode = "exact" if exact_requested("rel_skce", data.fingerprint) else "auto"
 st.caption(f"Notion: **{notion}** — {NOTION_HELP[notion]}. Rows: **{data.n:,}** ({part}).")
 
 left, right = st.columns([3, 2])
+with right:
+    b1, b2 = st.columns(2)
+    n_boot = b1.select_slider("Bootstrap resamples", [50, 100, 200, 500, 1000],
+                              value=default_bootstrap(data.n), key="rel_boot",
+                              help="Default 200; 50 above 100,000 rows, where every resample "
+                                   "is a pass over all rows and the intervals are narrow.")
+    method = b2.radio("Bootstrap interval", ["basic", "percentile"], horizontal=True,
+                      key="rel_boot_method",
+                      help="basic: corrects the upward bias of binned errors (default); "
+                           "percentile: the quantiles of the resampled values.")
+settings = resolved(data, ReliabilitySettings(
+    notion, class_index, n_bins, strategy, interval, n_boot, method, TEST_RESAMPLES,
+    computation=skce_mode))
+record_section("reliability", part, settings)
 with left:
     binned, smooth, cumulative = st.tabs(["Binned", "Smooth", "Cumulative differences"])
-    table = diagnostics.reliability_table(data.fingerprint, notion, class_index, n_bins, strategy,
-                                    interval, data)
+    table = diagnostics.section(binned_table, data, settings)
     with binned:
         chart(reliability_figure(table, class_name=class_name), key="rel_diagram",
               caption=caption_text(notion=notion, split=part, n=data.n))
     empty = int((table["count"] == 0).sum())
     if empty:
         binned.caption(f"{empty} of {len(table)} bins hold no rows and are not drawn.")
-    diagram = diagnostics.smooth_diagram(data.fingerprint, notion, class_index, data)
+    diagram = diagnostics.section(smooth_curve, data, settings,
+                                  spinner="Smoothing the reliability curve…")
     with smooth:
         chart(smooth_reliability_figure(diagram, class_name=class_name), key="rel_smooth",
               caption=caption_text(notion=notion, split=part, n=data.n))
@@ -77,7 +100,7 @@ with left:
                    f"Gaussian kernel, bandwidth σ = {diagram.bandwidth:.4f} chosen where "
                    "smECE = σ; the width follows the density of predictions; band: "
                    f"{diagram.n_resamples} bootstrap resamples.")
-    path = diagnostics.cumulative_path(data.fingerprint, notion, class_index, data)
+    path = diagnostics.section(cumulative_curve, data, settings)
     with cumulative:
         chart(cumulative_figure(path, class_name=class_name), key="rel_cumulative",
               caption=caption_text(notion=notion, split=part, n=data.n))
@@ -89,19 +112,11 @@ with left:
                           "the KS and Kuiper extremes show." if path.fraction.size >
                           CUMULATIVE_POINTS else ""))
 with right:
-    b1, b2 = st.columns(2)
-    n_boot = b1.select_slider("Bootstrap resamples", [50, 100, 200, 500, 1000],
-                              value=default_bootstrap(data.n), key="rel_boot",
-                              help="Default 200; 50 above 100,000 rows, where every resample "
-                                   "is a pass over all rows and the intervals are narrow.")
-    method = b2.radio("Bootstrap interval", ["basic", "percentile"], horizontal=True,
-                      key="rel_boot_method",
-                      help="basic: corrects the upward bias of binned errors (default); "
-                           "percentile: the quantiles of the resampled values.")
     summary = pd.concat([
-        diagnostics.metrics_table(data.fingerprint, notion, n_bins, strategy, n_boot, method,
-                            skce_mode, data),
-        diagnostics.extended_metrics(data.fingerprint, notion, class_index, n_boot, method, data),
+        diagnostics.section(summary_metrics, data, settings,
+                            spinner="Bootstrapping the metrics…"),
+        diagnostics.section(extended_rows, data, settings,
+                            spinner="Bootstrapping the smooth and curve-based metrics…"),
     ], ignore_index=True)
     shown = shown_metrics(summary)
     st.dataframe(shown, width="stretch", hide_index=True,
@@ -126,14 +141,14 @@ with right:
             st.markdown(f"**{row['metric']}** — {row['description']}")
 
 st.header("Calibration tests")
-tests = diagnostics.calibration_tests(data.fingerprint, notion, class_index, TEST_RESAMPLES,
-                                skce_mode, data)
+tests = diagnostics.section(test_results, data, settings,
+                            spinner="Running the calibration tests…")
 consistency = tests["consistency"]
 verdict(consistency.p_value, ALPHA,
         reject="The SKCE consistency test rejects calibration",
         accept="The SKCE consistency test finds no evidence of miscalibration",
         notion="canonical", n_resamples=consistency.n_resamples)
-st.dataframe(audit_tests_table(tests, notion), width="stretch", hide_index=True,
+st.dataframe(tests_table(tests, notion), width="stretch", hide_index=True,
              column_config={"statistic": st.column_config.NumberColumn(format="%.4g")})
 st.caption(
     f"SKCE bandwidth σ = {consistency.parameters['bandwidth']:.3g} (median heuristic). "
@@ -149,9 +164,9 @@ if audit.groups.shape[1] == 0:
             icon=":material/groups:")
 else:
     group = st.selectbox("Group attribute", list(audit.groups.columns), key="rel_group")
-    group_bins = min(n_bins, 10)
-    summary, tables = diagnostics.group_diagnostics(
-        data.fingerprint, group, notion, class_index, group_bins, strategy, data)
+    group_bins = min(n_bins, settings.group_bins)
+    summary, tables = diagnostics.section(group_tables, data, settings,
+                                          spinner="Computing per-group diagnostics…")[group]
     measured = summary.dropna(subset=["mce"])
     if len(measured):
         worst = measured.loc[measured["mce"].idxmax()]

@@ -7,13 +7,12 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from core.figures.style import caption_text
-from core.figures.trust import null_histogram_figure, p_value_heatmap_figure
-from core.stattests.klce import DEFAULT_NULL, NULL_EXPLANATIONS, NULLS
-from core.stattests.result import format_p_value, p_text
+from core.audit import PairSettings, TrustSettings, klce_pair, median_bandwidths, trust_section
+from core.figures import caption_text, null_histogram_figure, p_value_heatmap_figure
+from core.stattests import DEFAULT_NULL, NULL_EXPLANATIONS, NULLS, format_p_value, p_text
 from dashboard.cache import diagnostics
 from dashboard.components import analysis_part, chart, class_picker, computation_note, verdict
-from dashboard.state import active_audit, exact_requested
+from dashboard.state import active_audit, exact_requested, record_section
 
 FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 8.0)
 #: Resamples of the 25-point bandwidth grid (each grid point is one tile-engine pass).
@@ -63,10 +62,11 @@ st.markdown(
     "the grid with the same maximum over the resamples — a controlled level, no free choice."
 )
 grid_computation = "exact" if exact_requested("trust_grid", data.fingerprint) else "auto"
+settings = TrustSettings(features, class_index, null, GRID_RESAMPLES, grid_computation)
+record_section("trust", part, settings, alpha=alpha)
 bar = st.progress(0.0, text="Bandwidth grid…")
-grid = diagnostics.klce_grid(data.fingerprint, features, class_index, null, GRID_RESAMPLES, data,
-                       progress=lambda fraction, message: bar.progress(fraction, text=message),
-                       computation=grid_computation)
+grid = diagnostics.section(trust_section, data, settings,
+                           lambda fraction, message: bar.progress(fraction, text=message))
 bar.empty()
 computation_note(grid.aggregated.parameters, "trust_grid", data.fingerprint)
 verdict(grid.aggregated.p_value, alpha,
@@ -86,7 +86,7 @@ st.caption(f"p-value at each bandwidth pair (outlined: ≤ α) from B = {grid.n_
            "resamples; the grid's centre is the median heuristic.")
 
 st.header("At one bandwidth pair")
-base_p, base_x = diagnostics.median_bandwidths(data.fingerprint, features, class_index, data)
+base_p, base_x = diagnostics.section(median_bandwidths, data, settings)
 s1, s2 = st.columns(2)
 factor_p = s1.select_slider(
     "Prediction bandwidth σ_p", FACTORS, value=1.0, key="trust_sigma_p",
@@ -100,8 +100,9 @@ if features:
         help="Multiples of the median heuristic, in standard deviations of the features.")
 sigma_p, sigma_x = base_p * factor_p, (base_x * factor_x if features else np.inf)
 single_computation = "exact" if exact_requested("trust_single", data.fingerprint) else "auto"
-result = diagnostics.klce_test(data.fingerprint, features, class_index, sigma_p, sigma_x, null,
-                         n_resamples, data, computation=single_computation)
+result = diagnostics.section(klce_pair, data, PairSettings(
+    features, class_index, sigma_p, sigma_x, null, n_resamples, single_computation),
+    spinner="Running the KLCE test…")
 computation_note(result.parameters, "trust_single", data.fingerprint)
 verdict(result.p_value, alpha,
         reject="At these bandwidths the KLCE test rejects local calibration",
