@@ -22,12 +22,11 @@ def sections(data, settings: AuditSettings) -> None:
     """The calls run_audit makes, made directly."""
     rows, _ = audit_module.audit_part(data, settings.part)
     features = audit_module.feature_columns(data, settings.features)
-    audit_module.reliability_section(rows, settings)
-    audit_module.klce_grid(rows, features, settings.class_index, settings.null,
-                           settings.grid_resamples, settings.seed)
-    audit_module.lcb_section(data, features, settings.class_index)
-    audit_module.slice_section(rows, audit_module.slice_names(data, features), settings)
-    audit_module.lce_section(rows, features, settings.embedding, settings.gamma, settings.seed)
+    audit_module.reliability_section(rows, settings.reliability())
+    audit_module.trust_section(rows, settings.trust(features))
+    audit_module.lcb_section(data, settings.local_bias(features))
+    audit_module.slice_section(rows, settings.findings(audit_module.slice_names(data, features)))
+    audit_module.lce_section(rows, settings.landscape(features))
 
 
 def main() -> None:

@@ -28,15 +28,16 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from core import audit as audit_module
-from core import estimators, local, metrics
+from core import estimators, local
 from core.audit import AuditSettings, run_audit, settings_for
+from core.audit.rows import local_inputs
 from core.data.audit_data import AuditData
 from core.data.column_guess import guess_columns
 from core.data.readers import read_table
@@ -107,14 +108,12 @@ def data_page(n: int, folder: Path, steps: list[Step]) -> AuditData:
 
 
 def reliability_page(data: AuditData, settings: AuditSettings, steps: list[Step]) -> None:
-    notion = metrics.default_notion(data.probs)
+    page = audit_module.resolved(data, settings.reliability())
     calls = {
         "metrics, tests and groups (reliability_section)":
-            lambda: audit_module.reliability_section(data, settings),
-        "smooth reliability diagram": lambda: audit_module.smooth_diagram(
-            data.probs, data.y, notion, None),
-        "cumulative differences": lambda: audit_module.cumulative_path(
-            data.probs, data.y, notion, None),
+            lambda: audit_module.reliability_section(data, page),
+        "smooth reliability diagram": lambda: audit_module.smooth_curve(data, page),
+        "cumulative differences": lambda: audit_module.cumulative_curve(data, page),
     }
     for name, call in calls.items():
         timing, result = timed(call)
@@ -128,18 +127,15 @@ def reliability_page(data: AuditData, settings: AuditSettings, steps: list[Step]
 def trust_page(data: AuditData, settings: AuditSettings, exact_up_to: int,
                steps: list[Step]) -> None:
     features = audit_module.feature_columns(data, None)
-    timing, grid = timed(lambda: audit_module.klce_grid(
-        data, features, None, settings.null, settings.grid_resamples,
-        n_features=settings.grid_features))
+    timing, grid = timed(lambda: audit_module.trust_section(data, settings.trust(features)))
     label = grid.aggregated.parameters["computation"]
     exact, measured = grid.aggregated.parameters["exact_seconds"], False
     if label != "exact" and data.n <= exact_up_to:
-        exact, measured = timed(lambda: audit_module.klce_grid(
-            data, features, None, settings.null, settings.grid_resamples,
-            computation="exact"))[0].seconds, True
+        exact, measured = timed(lambda: audit_module.trust_section(
+            data, replace(settings, computation="exact").trust(features)))[0].seconds, True
     steps.append(Step("Trust test", "KLCE grid 5×5, B = 200", timing, label,
                       exact if label != "exact" else None, measured))
-    probs, y, X, spec = audit_module.local_inputs(data, features, None)
+    probs, y, X, spec = local_inputs(data, features, None)
     timing, single = timed(lambda: local.klce_test(
         probs, y, X, n_resamples=TRUST_RESAMPLES, spec=spec, n_features=TEST_FEATURES))
     label = single.parameters["computation"]
@@ -154,14 +150,14 @@ def trust_page(data: AuditData, settings: AuditSettings, exact_up_to: int,
 
 def local_bias_page(data: AuditData, settings: AuditSettings, steps: list[Step]) -> None:
     features = audit_module.feature_columns(data, None)
-    timing, section = timed(lambda: audit_module.lcb_section(data, features, None))
+    timing, section = timed(lambda: audit_module.lcb_section(data, settings.local_bias(features)))
     steps.append(Step("Local bias", "LCB bandwidths and values", timing, section.reference))
 
 
 def findings_page(data: AuditData, settings: AuditSettings, steps: list[Step]) -> None:
     features = audit_module.feature_columns(data, None)
     timing, section = timed(lambda: audit_module.slice_section(
-        data, audit_module.slice_names(data, features), settings))
+        data, settings.findings(audit_module.slice_names(data, features))))
     steps.append(Step("Findings", f"{section.n_tested:,} slices, depth "
                       f"{settings.slice_depth}, B = {settings.slice_resamples:,}", timing,
                       "exact"))
@@ -169,8 +165,7 @@ def findings_page(data: AuditData, settings: AuditSettings, steps: list[Step]) -
 
 def lce_page(data: AuditData, settings: AuditSettings, steps: list[Step]) -> None:
     features = audit_module.feature_columns(data, None)
-    timing, section = timed(lambda: audit_module.lce_section(
-        data, features, settings.embedding, settings.gamma))
+    timing, section = timed(lambda: audit_module.lce_section(data, settings.landscape(features)))
     steps.append(Step("LCE landscape", "PCA map and MLCE over γ", timing,
                       getattr(section, "computation", "") if section else ""))
 

@@ -439,38 +439,32 @@ def lane_timeline(rows: int) -> None:
     goes, and how well the lanes are balanced."""
     import threading
 
-    from core import audit as audit_module
     from core import cli
+    from core.audit.store import SectionStore
 
-    pieces = ("reliability_table", "metrics", "extended", "tests", "groups", "klce_grid",
-              "lcb", "slices", "lce")
     began, log = time.perf_counter(), []
+    original = SectionStore.section
 
-    def timed(name: str, method):
-        def run(*args, **kwargs):
-            start = time.perf_counter()
-            value = method(*args, **kwargs)
-            log.append((name, start - began, time.perf_counter() - began,
-                        threading.current_thread().name))
-            return value
-        return run
+    def timed(store, section, data, settings, progress=None):
+        start = time.perf_counter()
+        value = original(store, section, data, settings, progress)
+        log.append((section.__name__, start - began, time.perf_counter() - began,
+                    threading.current_thread().name))
+        return value
 
-    originals = {name: getattr(audit_module.Sections, name) for name in pieces}
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "scale.parquet"
         scale_table(rows).to_parquet(path, index=False, row_group_size=ROW_GROUP)
         print(f"n = {rows:,}; {load()}", flush=True)
         try:
-            for name, method in originals.items():
-                setattr(audit_module.Sections, name, timed(name, method))
+            SectionStore.section = timed
             began = time.perf_counter()
             cli.main(["audit", str(path), "--label", "label", "--prob", "prob", "--features",
                       ",".join(SCALE_FEATURES), "--groups", "region", "--out",
                       str(Path(folder) / "report"), "--formats", "png,html"])
             ended = time.perf_counter() - began
         finally:
-            for name, method in originals.items():
-                setattr(audit_module.Sections, name, method)
+            SectionStore.section = original
     lanes = {thread: f"lane {k + 1}" for k, thread in
              enumerate(dict.fromkeys(row[3] for row in sorted(log, key=lambda r: r[1])))}
     print("| piece | lane | start (s) | end (s) | seconds |")
@@ -486,7 +480,7 @@ def profile_audit(rows: int, top: int) -> None:
     from pyinstrument import Profiler
 
     from core import cli
-    from core.audit import Sections
+    from core.audit import SectionStore
     from core.report import build_report
 
     with tempfile.TemporaryDirectory() as folder:
@@ -499,7 +493,7 @@ def profile_audit(rows: int, top: int) -> None:
         profiler = Profiler()
         profiler.start()
         data = cli.load_audit(options)
-        result = run_audit(data, cli.settings_for(options, data), sections=Sections())
+        result = run_audit(data, cli.settings_for(options, data), store=SectionStore())
         build_report(result, data, formats=("png", "html"), shared_plotly=True)
         profiler.stop()
     text = profiler.output_text(unicode=True, color=False, show_all=False)

@@ -1123,7 +1123,7 @@ def skce_row(value: SkceFourierSums, setup: KernelSetup, settings: AuditSettings
 
 def group_tables(spec: Spec, sums: dict, quantiles: dict, binnings: dict, groups: dict,
                  group: str) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
-    """:func:`core.audit.group_diagnostics` of one group attribute from the sums: the
+    """``core.audit.reliability.group_diagnostics`` of one group attribute from the sums: the
     per-level table and each level's reliability table."""
     schema, settings = spec.schema, spec.settings
     levels = {code: level for (g, code), level in sums["groups"].items() if g == group}

@@ -61,9 +61,11 @@ def test_large_ensembles_are_tested_on_a_seeded_sample_mapped_back_to_their_rows
 
 
 def test_refit_null_on_the_page(monkeypatch) -> None:
+    import core.ensembles
     from core.ensembles import summary
 
     monkeypatch.setattr(summary, "ENSEMBLE_ROWS", 400)   # 50 refits on 240 rows
+    monkeypatch.setattr(core.ensembles, "ENSEMBLE_ROWS", 400)  # the page's sentence
     at = open_demo_page("ensembles", "ensemble",
                         widgets={"ens_null_kind": "refit", "ens_b": 50})
     captions = " ".join(c.value for c in at.caption)

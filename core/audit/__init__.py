@@ -11,7 +11,7 @@ Modules:
 
 * ``settings`` — :class:`AuditSettings` and each section's settings, :func:`compose` (the
   audit of the sections the pages showed), :func:`settings_for`.
-* ``store`` — :class:`SectionStore`, :func:`reads`, :func:`section_key`.
+* ``store`` — :class:`SectionStore`, :func:`section`, :func:`section_key`.
 * ``results`` — the sections' results and :class:`AuditResult`.
 * ``rows`` — the audited part, the audit features, LCB's reference and query rows, the
   columns slices are cut from.
@@ -28,7 +28,6 @@ from core.audit.landscape import (
     CURVE_GAMMAS,
     LCE_BINS,
     LCE_ROWS,
-    curve_at_gamma,
     curve_computation,
     curve_over_gammas,
     feature_map,
@@ -66,7 +65,6 @@ from core.audit.results import AuditResult, LcbSection, LceSection, ReliabilityS
 from core.audit.rows import (
     audit_part,
     feature_columns,
-    is_numeric_feature,
     numeric_features,
     reference_and_query,
     slice_names,
@@ -86,7 +84,7 @@ from core.audit.settings import (
     default_bootstrap,
     settings_for,
 )
-from core.audit.store import SectionStore, reads, section_key
+from core.audit.store import SectionStore, section, section_key
 from core.audit.trust import PairSettings, klce_pair, median_bandwidths, trust_section
 
 __all__ = [
@@ -95,12 +93,12 @@ __all__ = [
     "LcbProfile", "LcbSection", "LceSection", "LocalBiasSettings", "PageSettings",
     "PairSettings", "ProfileSettings", "ReliabilitySection", "ReliabilitySettings",
     "SectionStore", "StreamInfo", "TrustSettings", "audit_part", "axis_options",
-    "binned_table", "calibration_tests", "compose", "cumulative_curve", "curve_at_gamma",
+    "binned_table", "calibration_tests", "compose", "cumulative_curve",
     "curve_computation", "curve_over_gammas", "default_bootstrap", "extended_rows",
-    "feature_columns", "feature_map", "group_tables", "is_numeric_feature", "klce_pair",
+    "feature_columns", "feature_map", "group_tables", "klce_pair",
     "lcb_bandwidths", "numeric_features",
     "lcb_profile", "lcb_section", "lcb_values", "lce_rows", "lce_section", "median_bandwidths",
-    "metrics_with_skce", "reads", "reference_and_query", "reliability_section", "resolved",
+    "metrics_with_skce", "reference_and_query", "section", "reliability_section", "resolved",
     "run_audit", "section_key", "settings_for", "skce_computation", "skce_exact_seconds",
     "slice_class", "slice_lcb_points", "slice_names", "slice_reliability", "slice_section",
     "smooth_curve", "summary_metrics", "test_results", "tests_table", "trust_section",

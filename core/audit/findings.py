@@ -12,13 +12,15 @@ from core.audit.local_bias import PREDICTION
 from core.audit.results import LcbSection
 from core.audit.rows import is_numeric_feature, reference_and_query, slice_frame
 from core.audit.settings import FindingsSettings
-from core.audit.store import Progress
+from core.audit.store import Progress, section
 from core.data.audit_data import AuditData
 from core.kernels.spec import one_vs_rest
 from core.local.slice_discovery import SliceDiscovery, discover_slices, with_prediction
 from core.local.slice_space import Slice
 
 
+@section(FindingsSettings,
+         "SliceDiscovery: every tested slice with its gap, interval and adjusted p-value")
 def slice_section(data: AuditData, settings: FindingsSettings,
                   progress: Progress | None = None, store=None) -> SliceDiscovery:
     """The Findings page at ``settings``: every slice of the columns ``settings.names`` of
@@ -33,7 +35,15 @@ def slice_section(data: AuditData, settings: FindingsSettings,
 
 def slice_class(discovery: SliceDiscovery, class_name: str) -> int | None:
     """The class a row of the slice table tests one vs rest (``None``: the positive class of
-    a binary model, or the top label)."""
+    a binary model, or the top label).
+
+    Parameters
+    ----------
+    discovery : SliceDiscovery
+        The slice findings.
+    class_name : str
+        The class of a row of its table.
+    """
     if discovery.notion != "classwise" or len(discovery.classes) == 1:
         return None
     return discovery.classes.index(class_name)
@@ -45,7 +55,21 @@ def slice_reliability(data: AuditData, inside: np.ndarray, notion: str,
     """Equal-mass reliability tables of a slice's rows and of the other rows (``None`` when
     the slice holds every row), on the notion its test used (``classwise`` with
     ``class_index``, ``positive`` or ``top-label``), with at most ``n_bins`` bins of at least
-    30 rows."""
+    30 rows.
+
+    Parameters
+    ----------
+    data : AuditData
+        The audited rows.
+    inside : ndarray of bool
+        Which rows lie in the slice.
+    notion : str
+        The notion its test used.
+    class_index : int or None
+        The class tested one vs rest.
+    n_bins : int, default 10
+        Most bins.
+    """
     notion = "classwise" if class_index is not None else notion
     tables: list[pd.DataFrame | None] = []
     for rows in (inside, ~inside):
@@ -63,7 +87,19 @@ def slice_lcb_points(audit: AuditData, section: LcbSection, piece: Slice,
                      names: tuple[str, ...]) -> tuple[pd.DataFrame, str]:
     """The LCB of the evaluated query rows of ``section`` (the Local bias section of
     ``audit``) with whether each lies in the slice ``piece``, beside the numeric column the
-    slice is cut on (else the first numeric one, else the prediction)."""
+    slice is cut on (else the first numeric one, else the prediction).
+
+    Parameters
+    ----------
+    audit : AuditData
+        The validated data (all splits).
+    section : LcbSection
+        Its Local bias section.
+    piece : Slice
+        The slice.
+    names : tuple of str
+        The columns slices are cut from.
+    """
     _, query, _ = reference_and_query(audit)
     rows = np.arange(query.n) if section.rows is None else section.rows
     frame = with_prediction(slice_frame(query, names), query.probs).iloc[rows].reset_index(

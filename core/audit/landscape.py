@@ -10,7 +10,7 @@ import pandas as pd
 from core import metrics
 from core.audit.results import LceSection
 from core.audit.settings import LandscapeSettings
-from core.audit.store import Progress, SectionStore, reads
+from core.audit.store import Progress, SectionStore, section
 from core.data.audit_data import AuditData
 from core.kernels.resampling import row_sample
 from core.local.embedding import (
@@ -31,7 +31,9 @@ LCE_BINS = 15
 LCE_ROWS = 200_000
 
 
-@reads("features", "embedding", "seed")
+@section(LandscapeSettings,
+         "tuple: ``(coordinates, embedding)``; the embedding is ``None`` for one feature",
+         reads=("features", "embedding", "seed"))
 def feature_map(data: AuditData, settings: LandscapeSettings,
                 progress: Progress | None = None, store=None
                 ) -> tuple[np.ndarray, Embedding | None]:
@@ -49,7 +51,15 @@ def feature_map(data: AuditData, settings: LandscapeSettings,
 
 def lce_rows(n: int, seed: int = 0) -> np.ndarray | None:
     """The rows of the MLCE curve: all (``None``) up to :data:`LCE_ROWS`, else a seeded
-    sample of that many (:func:`core.kernels.resampling.row_sample`)."""
+    sample of that many (:func:`core.kernels.resampling.row_sample`).
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+    seed : int, default 0
+        Seed of the sample.
+    """
     return None if n <= LCE_ROWS else row_sample(n, LCE_ROWS, seed)
 
 
@@ -64,7 +74,9 @@ def _curve(data: AuditData, settings: LandscapeSettings, gammas, progress, store
                       method=settings.computation, progress=progress)
 
 
-@reads("features", "embedding", "seed", "computation")
+@section(LandscapeSettings,
+         "DataFrame: ``gamma, mlce, mean_lce, method, error_bound``",
+         reads=("features", "embedding", "seed", "computation"))
 def curve_over_gammas(data: AuditData, settings: LandscapeSettings,
                       progress: Progress | None = None, store=None) -> pd.DataFrame:
     """MLCE at every γ of :data:`CURVE_GAMMAS` (:func:`core.local.lce_estimate.mlce_curve`;
@@ -72,12 +84,15 @@ def curve_over_gammas(data: AuditData, settings: LandscapeSettings,
     return _curve(data, settings, CURVE_GAMMAS, progress, store)
 
 
+@section(LandscapeSettings, "DataFrame: one row, as :func:`curve_over_gammas`")
 def curve_at_gamma(data: AuditData, settings: LandscapeSettings,
                    progress: Progress | None = None, store=None) -> pd.DataFrame:
     """MLCE at ``settings.gamma`` alone, on the rows of :func:`curve_over_gammas`."""
     return _curve(data, settings, (float(settings.gamma),), progress, store)
 
 
+@section(LandscapeSettings,
+         "LceSection or None: the curve, MLCE at γ and the MCE; ``None`` without features")
 def lce_section(data: AuditData, settings: LandscapeSettings,
                 progress: Progress | None = None,
                 store: SectionStore | None = None) -> LceSection | None:
@@ -110,7 +125,13 @@ def lce_section(data: AuditData, settings: LandscapeSettings,
 
 def curve_computation(curve: pd.DataFrame) -> str:
     """One sentence: which LCE computation ran at which γ of an MLCE curve, with the largest
-    worst-case error of the binned points."""
+    worst-case error of the binned points.
+
+    Parameters
+    ----------
+    curve : DataFrame
+        An MLCE curve (columns ``gamma``, ``method``, ``error_bound``).
+    """
     names = {"pairs": "exact pair sums", "sweep": "the exact sweep",
              "binned": "the binned grid"}
     parts = []

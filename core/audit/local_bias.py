@@ -13,7 +13,7 @@ import pandas as pd
 from core.audit.results import LcbSection
 from core.audit.rows import local_inputs, numeric_features, reference_and_query, tested_class
 from core.audit.settings import LocalBiasSettings, _Checked
-from core.audit.store import Progress, SectionStore, reads
+from core.audit.store import Progress, SectionStore, section
 from core.data.audit_data import AuditData
 from core.kernels.spec import KernelSpec, one_vs_rest
 from core.local.lcb_estimate import LcbEstimate, select_bandwidths
@@ -39,7 +39,10 @@ def lcb_estimate(reference: AuditData, query: AuditData, features: tuple[str, ..
                         seed=seed)
 
 
-@reads("features", "class_index")
+@section(LocalBiasSettings,
+         "tuple: ``(σ_p, σ_x, cross-validation table)``",
+         reads=("features", "class_index"),
+         data="audit")
 def lcb_bandwidths(audit: AuditData, settings: LocalBiasSettings,
                    progress: Progress | None = None, store=None
                    ) -> tuple[float, float, pd.DataFrame]:
@@ -50,6 +53,9 @@ def lcb_bandwidths(audit: AuditData, settings: LocalBiasSettings,
     return select_bandwidths(probs, y, X, class_index=spec.class_index)
 
 
+@section(LocalBiasSettings,
+         "LcbEstimate: the values, the rows evaluated and the plan that ran",
+         data="audit")
 def lcb_values(audit: AuditData, settings: LocalBiasSettings,
                progress: Progress | None = None, store=None) -> LcbEstimate:
     """LCB of the query rows of ``audit`` at the bandwidths of ``settings``
@@ -60,6 +66,9 @@ def lcb_values(audit: AuditData, settings: LocalBiasSettings,
                         settings.computation, settings.seed)
 
 
+@section(LocalBiasSettings,
+         "LcbSection: the values with the bandwidths and how the rows were chosen",
+         data="audit")
 def lcb_section(audit: AuditData, settings: LocalBiasSettings,
                 progress: Progress | None = None,
                 store: SectionStore | None = None) -> LcbSection:
@@ -99,7 +108,23 @@ class ProfileSettings(_Checked):
 class LcbProfile:
     """The evaluated rows with an LCB (``points``: x, ``lcb`` and the group columns), the
     trends fitted to them, the sentence on groups without a trend, and how many evaluated
-    rows had no reference neighbours (not drawn)."""
+    rows had no reference neighbours (not drawn).
+
+    Attributes
+    ----------
+    section : LcbSection
+        The LCB section drawn.
+    points : DataFrame
+        The evaluated rows with an LCB: x, ``lcb`` and the group columns.
+    x_name : str
+        The column LCB is drawn against.
+    trends : DataFrame
+        The per-group polynomial fits with their bands.
+    skipped : str or None
+        The sentence on groups without a trend.
+    without_neighbours : int
+        Evaluated rows without reference neighbours (not drawn).
+    """
 
     section: LcbSection
     points: pd.DataFrame
@@ -110,10 +135,21 @@ class LcbProfile:
 
 
 def axis_options(audit: AuditData, features: tuple[str, ...]) -> list[str]:
-    """What LCB can be drawn against: the numeric audit features, else the prediction."""
+    """What LCB can be drawn against: the numeric audit features, else the prediction.
+
+    Parameters
+    ----------
+    audit : AuditData
+        The validated data.
+    features : tuple of str
+        The audit features of the LCB kernel.
+    """
     return numeric_features(audit, features) or [PREDICTION]
 
 
+@section(ProfileSettings,
+         "LcbProfile: the points, their trends and what was left out",
+         data="audit")
 def lcb_profile(audit: AuditData, settings: ProfileSettings,
                 progress: Progress | None = None,
                 store: SectionStore | None = None) -> LcbProfile:

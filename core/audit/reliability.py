@@ -21,7 +21,7 @@ import pandas as pd
 from core import metrics
 from core.audit.results import ReliabilitySection
 from core.audit.settings import EXTENDED_RESAMPLES, ReliabilitySettings
-from core.audit.store import Progress, SectionStore, reads
+from core.audit.store import Progress, SectionStore, section
 from core.data.audit_data import AuditData
 from core.kernels.computation import exact_seconds
 from core.kernels.computation import summary as computation_summary
@@ -51,7 +51,29 @@ def metrics_with_skce(probs: np.ndarray, y: np.ndarray, notion: str, n_bins: int
     :func:`core.stattests.skce.skce_test` (:func:`core.metrics.skce_estimate.skce_summary`). The
     SKCE row's
     ``computation`` and ``computation_reason`` columns say which ran (``"exact"``,
-    ``"rff(1024)"``, ``"block(2)"``) and why; its description ends with that sentence."""
+    ``"rff(1024)"``, ``"block(2)"``) and why; its description ends with that sentence.
+
+    Parameters
+    ----------
+    probs : ndarray
+        Predicted probabilities, ``(n, k)``.
+    y : ndarray
+        Labels.
+    notion : str
+        The calibration notion of the binned metrics.
+    n_bins : int
+        Bins.
+    strategy : str
+        ``"uniform"`` or ``"quantile"`` bins.
+    n_resamples : int
+        Bootstrap resamples of the intervals.
+    method : str
+        ``"basic"`` or ``"percentile"`` bootstrap interval.
+    seed : int, default 0
+        Seed of the bootstrap.
+    computation : str, default "auto"
+        The SKCE computation.
+    """
     table = metrics.metrics_table(probs, y, notion=notion, n_bins=n_bins, strategy=strategy,
                                   n_resamples=n_resamples, method=method, seed=seed)
     result = skce_summary(probs, y, n_resamples=min(n_resamples, SKCE_RESAMPLES),
@@ -75,7 +97,15 @@ def skce_computation(table: pd.DataFrame, tests: dict[str, TestResult]) -> dict[
     """Which computation ran for the SKCE row of :func:`metrics_with_skce` and the SKCE
     consistency test of :func:`calibration_tests`, as ``{"computation", "computation_reason"}``
     (:func:`core.kernels.computation.summary` turns it into the page's sentence): ``"exact"`` when
-    both were exact, else the approximation's label, with both reasons."""
+    both were exact, else the approximation's label, with both reasons.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The metrics of :func:`metrics_with_skce`.
+    tests : dict of str to TestResult
+        The tests of :func:`calibration_tests`.
+    """
     row = table.loc[table["metric"] == SKCE_ROW].iloc[0]
     test = tests["consistency"].parameters
     parts = {"SKCE row": (row["computation"], row["computation_reason"]),
@@ -91,7 +121,19 @@ def skce_computation(table: pd.DataFrame, tests: dict[str, TestResult]) -> dict[
 
 def skce_exact_seconds(n: int, n_classes: int, n_bootstrap: int, test_resamples: int) -> float:
     """Estimated time here of the exact SKCE row (value and bootstrap) and the exact SKCE
-    consistency test: ``(B + 1)·m`` residual columns each (m = 1 for binary problems)."""
+    consistency test: ``(B + 1)·m`` residual columns each (m = 1 for binary problems).
+
+    Parameters
+    ----------
+    n : int
+        Rows.
+    n_classes : int
+        Classes.
+    n_bootstrap : int
+        Bootstrap resamples of the SKCE row.
+    test_resamples : int
+        Resamples of the consistency test.
+    """
     m = 1 if n_classes == 2 else n_classes
     return (exact_seconds(n, (min(n_bootstrap, SKCE_RESAMPLES) + 1) * m)
             + exact_seconds(n, (test_resamples + 1) * m))
@@ -126,7 +168,25 @@ def calibration_tests(probs: np.ndarray, y: np.ndarray, notion: str, class_index
     Spiegelhalter z test, Cox's slope/intercept test and the cumulative KS and Kuiper tests.
     A test that is undefined on these rows (e.g. Cox's with one outcome only) is left out.
     ``computation`` applies to the SKCE consistency test (:func:`core.stattests.skce.skce_test`);
-    the bound test reuses its statistic."""
+    the bound test reuses its statistic.
+
+    Parameters
+    ----------
+    probs : ndarray
+        Predicted probabilities, ``(n, k)``.
+    y : ndarray
+        Labels.
+    notion : str
+        The calibration notion of the curve-based tests.
+    class_index : int or None
+        The class of the classwise notion.
+    n_resamples : int
+        Resamples B of the SKCE consistency test.
+    seed : int, default 0
+        Seed of the resampling.
+    computation : str, default "auto"
+        The SKCE computation (:mod:`core.kernels.computation`).
+    """
     conf, outcome = metrics.confidence_outcome(probs, y, notion, class_index)
     consistency = skce_test(probs, y, n_resamples=n_resamples, seed=seed,
                             computation=computation, n_features=TEST_FEATURES)
@@ -165,7 +225,15 @@ def tests_table(tests: dict[str, TestResult], notion: str) -> pd.DataFrame:
     """The tests of :func:`calibration_tests` as the Reliability page's table: columns
     ``test, notion, statistic, p-value, detail``; the SKCE tests, Hosmer–Lemeshow, then the
     curve-based tests that ran. The p-value is text (``core.stattests.result.format_p_value``:
-    ``≤ 1/(B+1)`` at a resampling test's floor)."""
+    ``≤ 1/(B+1)`` at a resampling test's floor).
+
+    Parameters
+    ----------
+    tests : dict of str to TestResult
+        The tests of :func:`calibration_tests`.
+    notion : str
+        The notion of the curve-based tests.
+    """
     consistency, block, hl = tests["consistency"], tests["block"], tests["hosmer-lemeshow"]
 
     def p(test: TestResult) -> str:
@@ -200,13 +268,23 @@ def group_diagnostics(audit: AuditData, group: str, notion: str, class_index: in
 
 def resolved(data: AuditData, settings: ReliabilitySettings) -> ReliabilitySettings:
     """``settings`` with the data's default notion for ``None`` and the class kept only for
-    the classwise notion: the settings every piece is keyed by."""
+    the classwise notion: the settings every piece is keyed by.
+
+    Parameters
+    ----------
+    data : AuditData
+        The audited rows.
+    settings : ReliabilitySettings
+        The page's settings.
+    """
     notion = settings.notion or metrics.default_notion(data.probs)
     return replace(settings, notion=notion,
                    class_index=settings.class_index if notion == "classwise" else None)
 
 
-@reads("notion", "class_index", "n_bins", "strategy", "interval")
+@section(ReliabilitySettings,
+         "DataFrame: one row per bin (:func:`core.metrics.reliability_table`)",
+         reads=("notion", "class_index", "n_bins", "strategy", "interval"))
 def binned_table(data: AuditData, settings: ReliabilitySettings,
                  progress: Progress | None = None, store=None) -> pd.DataFrame:
     """One row per bin (:func:`core.metrics.reliability_table`)."""
@@ -216,8 +294,10 @@ def binned_table(data: AuditData, settings: ReliabilitySettings,
                                      class_index=settings.class_index)
 
 
-@reads("notion", "n_bins", "strategy", "n_bootstrap", "bootstrap_method", "computation",
-       "seed")
+@section(ReliabilitySettings,
+         "DataFrame: the metrics table with intervals and the SKCE row",
+         reads=("notion", "n_bins", "strategy", "n_bootstrap", "bootstrap_method",
+                "computation", "seed"))
 def summary_metrics(data: AuditData, settings: ReliabilitySettings,
                     progress: Progress | None = None, store=None) -> pd.DataFrame:
     """The binned metrics with bootstrap intervals and the SKCE row (:func:`metrics_with_skce`)."""
@@ -226,7 +306,9 @@ def summary_metrics(data: AuditData, settings: ReliabilitySettings,
                              settings.seed, settings.computation)
 
 
-@reads("notion", "class_index", "n_bootstrap", "bootstrap_method", "seed")
+@section(ReliabilitySettings,
+         "DataFrame: the extended metrics rows",
+         reads=("notion", "class_index", "n_bootstrap", "bootstrap_method", "seed"))
 def extended_rows(data: AuditData, settings: ReliabilitySettings,
                   progress: Progress | None = None, store=None) -> pd.DataFrame:
     """The rows from smooth ECE on (:func:`extended_metrics`)."""
@@ -234,7 +316,9 @@ def extended_rows(data: AuditData, settings: ReliabilitySettings,
                             settings.n_bootstrap, settings.bootstrap_method, settings.seed)
 
 
-@reads("notion", "class_index", "test_resamples", "computation", "seed")
+@section(ReliabilitySettings,
+         "dict of str to TestResult: the tests that ran, by key",
+         reads=("notion", "class_index", "test_resamples", "computation", "seed"))
 def test_results(data: AuditData, settings: ReliabilitySettings, progress: Progress | None = None,
           store=None) -> dict[str, TestResult]:
     """The calibration tests (:func:`calibration_tests`)."""
@@ -242,7 +326,9 @@ def test_results(data: AuditData, settings: ReliabilitySettings, progress: Progr
                              settings.test_resamples, settings.seed, settings.computation)
 
 
-@reads("notion", "class_index", "n_bins", "group_bins", "strategy")
+@section(ReliabilitySettings,
+         "dict: group attribute → (summary table, reliability table per level)",
+         reads=("notion", "class_index", "n_bins", "group_bins", "strategy"))
 def group_tables(data: AuditData, settings: ReliabilitySettings, progress: Progress | None = None,
            store=None) -> dict[str, tuple[pd.DataFrame, dict[str, pd.DataFrame]]]:
     """Group attribute → its per-level summary and reliability tables
@@ -252,14 +338,18 @@ def group_tables(data: AuditData, settings: ReliabilitySettings, progress: Progr
             for g in data.groups.columns}
 
 
-@reads("notion", "class_index")
+@section(ReliabilitySettings,
+         "SmoothReliability: the curve with its bootstrap band",
+         reads=("notion", "class_index"))
 def smooth_curve(data: AuditData, settings: ReliabilitySettings,
                  progress: Progress | None = None, store=None) -> SmoothReliability:
     """The smooth reliability diagram (:func:`smooth_diagram`)."""
     return smooth_diagram(data.probs, data.y, settings.notion, settings.class_index)
 
 
-@reads("notion", "class_index")
+@section(ReliabilitySettings,
+         "CumulativeDifferences: the path and its ±2σ range",
+         reads=("notion", "class_index"))
 def cumulative_curve(data: AuditData, settings: ReliabilitySettings,
                      progress: Progress | None = None, store=None
                      ) -> cumulative.CumulativeDifferences:
@@ -267,6 +357,7 @@ def cumulative_curve(data: AuditData, settings: ReliabilitySettings,
     return cumulative_path(data.probs, data.y, settings.notion, settings.class_index)
 
 
+@section(ReliabilitySettings, "ReliabilitySection: the table, metrics, tests and groups")
 def reliability_section(data: AuditData, settings: ReliabilitySettings,
                         progress: Progress | None = None,
                         store: SectionStore | None = None) -> ReliabilitySection:

@@ -16,6 +16,22 @@ from core.stattests.result import TestResult
 
 @dataclass(frozen=True)
 class ReliabilitySection:
+    """What the Reliability page shows.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per bin (:func:`core.metrics.reliability_table`).
+    metrics : DataFrame
+        ``metric, value, ci_low, ci_high, notion, description`` and the rest of the metrics.
+    tests : dict of str to TestResult
+        The calibration tests that ran.
+    groups : dict
+        Group attribute → (summary table, reliability table per level).
+    notion : str
+        The notion of the binned metrics.
+    """
+
     table: pd.DataFrame  # one row per bin (metrics.reliability_table)
     metrics: pd.DataFrame  # metric, value, ci_low, ci_high, notion, description
     tests: dict[str, TestResult]
@@ -25,6 +41,28 @@ class ReliabilitySection:
 
 @dataclass(frozen=True)
 class LcbSection:
+    """What the Local bias section computed.
+
+    Attributes
+    ----------
+    values : ndarray
+        LCB of the evaluated query rows (NaN: no reference neighbours).
+    spec : KernelSpec
+        The bandwidths used.
+    cv_table : DataFrame
+        The cross-validation of the bandwidths.
+    reference : str
+        How reference and query rows were chosen.
+    rows : ndarray or None
+        Query rows of ``values`` (``None``: all, in order).
+    computation : str
+        What ran, one sentence.
+    exact_seconds : float
+        Estimated time of the exact computation.
+    method : str
+        ``"exact"`` or ``"sampled"``.
+    """
+
     values: np.ndarray  # LCB of the evaluated query rows (NaN: no reference neighbours)
     spec: KernelSpec  # the cross-validated bandwidths
     cv_table: pd.DataFrame
@@ -37,6 +75,22 @@ class LcbSection:
 
 @dataclass(frozen=True)
 class LceSection:
+    """What the LCE landscape section computed.
+
+    Attributes
+    ----------
+    curve : DataFrame
+        ``gamma, mlce, mean_lce, method, error_bound``.
+    mlce : float
+        MLCE at the settings' γ.
+    mce : float
+        The binned MCE the curve tends to (top-label, 15 bins).
+    map : str
+        What the LCE kernel runs on.
+    computation : str
+        Which computations ran over γ and their worst-case error.
+    """
+
     curve: pd.DataFrame  # gamma, mlce, mean_lce, method, error_bound
     mlce: float  # at settings.gamma
     mce: float  # the binned MCE the curve tends to (top-label, 15 bins)
@@ -50,7 +104,39 @@ class StreamInfo:
     than memory: its source, rows and partitions, the engine, the seeded sample of the
     sections that are not sums over rows, and which numbers came from all rows and which
     from the sample (one phrase each), the class balance of the audited rows and the time of
-    each pass."""
+    each pass.
+
+    Attributes
+    ----------
+    source : str
+        The table read.
+    rows : int
+        Its rows.
+    partitions : int
+        Its partitions.
+    engine : str
+        Where the passes ran.
+    sample_rows : int
+        Rows of the seeded sample.
+    sample_fingerprint : str
+        The sample's fingerprint.
+    exact : tuple of str
+        What came from all rows.
+    sampled : tuple of str
+        What came from the sample.
+    class_balance : DataFrame
+        Class counts of the audited rows.
+    passes : tuple
+        ``(pass, seconds)`` of every pass.
+    batch_rows : int
+        The most rows of a batch.
+    memory_target : int
+        The peak (bytes) the batches were sized for.
+    memory_budget : int
+        The budget (bytes) the plan kept within.
+    batching : str
+        The plan in words.
+    """
 
     source: str
     rows: int

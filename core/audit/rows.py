@@ -13,7 +13,15 @@ from core.kernels.spec import KernelSpec
 
 
 def audit_part(audit: AuditData, part: str) -> tuple[AuditData, str]:
-    """The rows audited: one split (when the data has it and it is not empty) or all rows."""
+    """The rows audited: one split (when the data has it and it is not empty) or all rows.
+
+    Parameters
+    ----------
+    audit : AuditData
+        The validated data.
+    part : str
+        One of ``PARTS``: a split, or ``"all"``.
+    """
     check_choice(part, PARTS, "part", f"choose one of {', '.join(PARTS)}")
     if audit.split is None or part == "all" or not np.any(audit.split == part):
         return audit, "all rows"
@@ -21,7 +29,15 @@ def audit_part(audit: AuditData, part: str) -> tuple[AuditData, str]:
 
 
 def feature_columns(audit: AuditData, features: tuple[str, ...] | None) -> tuple[str, ...]:
-    """The audit features used (``None``: every mapped feature), checked against the data."""
+    """The audit features used (``None``: every mapped feature), checked against the data.
+
+    Parameters
+    ----------
+    audit : AuditData
+        The validated data.
+    features : tuple of str or None
+        The chosen audit features (``None``: every mapped one).
+    """
     return feature_columns_of(tuple(audit.feature_frame.columns), features)
 
 
@@ -54,7 +70,13 @@ def tested_class(audit: AuditData, class_index: int | None) -> int | None:
 
 def reference_and_query(audit: AuditData) -> tuple[AuditData, AuditData, str]:
     """LCB's labelled reference rows and the rows it is evaluated at (paper §4: reference =
-    calibration split, query = test split; without both, all rows leave-one-out)."""
+    calibration split, query = test split; without both, all rows leave-one-out).
+
+    Parameters
+    ----------
+    audit : AuditData
+        The validated data.
+    """
     if audit.split is not None and {"calibration", "test"} <= set(audit.split):
         return (audit.split_part("calibration"), audit.split_part("test"),
                 "reference: calibration split, evaluated on the test split")
@@ -67,7 +89,15 @@ def reference_and_query(audit: AuditData) -> tuple[AuditData, AuditData, str]:
 
 def slice_names(audit: AuditData, features: tuple[str, ...]) -> tuple[str, ...]:
     """The columns slices are made of by default: the audit features ``features`` and every
-    group attribute that is not among them."""
+    group attribute that is not among them.
+
+    Parameters
+    ----------
+    audit : AuditData
+        The validated data.
+    features : tuple of str
+        The audit features.
+    """
     return tuple(features) + tuple(g for g in audit.groups.columns if g not in features)
 
 
@@ -89,7 +119,15 @@ def slice_frame(audit: AuditData, names: tuple[str, ...]) -> pd.DataFrame:
 
 def numeric_features(audit: AuditData, names: tuple[str, ...]) -> list[str]:
     """The named audit features that are numeric (a boolean is two levels, not a number):
-    what LCB is drawn against."""
+    what LCB is drawn against.
+
+    Parameters
+    ----------
+    audit : AuditData
+        The validated data.
+    names : tuple of str
+        Audit feature names.
+    """
     return [c for c in names if is_numeric_feature(audit.feature_frame[c])]
 
 

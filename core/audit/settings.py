@@ -37,7 +37,13 @@ def default_bootstrap(n: int) -> int:
     """The Reliability page's default bootstrap resamples: 200, or 50 above
     :data:`LARGE_ROWS` rows, where each resample of every metric costs a pass over the rows
     (about 0.3 s at 10⁶) while the intervals are already narrow; the page shows the value and
-    the user may raise it."""
+    the user may raise it.
+
+    Parameters
+    ----------
+    n : int
+        Rows audited.
+    """
     return 50 if n > LARGE_ROWS else 200
 
 
@@ -154,7 +160,21 @@ class FindingsSettings(_Checked):
 class LandscapeSettings(_Checked):
     """The LCE landscape page: MLCE over γ on a ``embedding`` map of the audit features, by
     the LCE ``computation`` (one of :data:`core.local.lce_plan.METHODS`; see
-    :func:`~core.local.lce_plan.plan_method`)."""
+    :func:`~core.local.lce_plan.plan_method`).
+
+    Attributes
+    ----------
+    features : tuple of str
+        The audit features mapped.
+    embedding : str
+        ``"pca"``, ``"tsne"`` or ``"umap"``.
+    gamma : float
+        The LCE bandwidth γ.
+    seed : int
+        Seed of the map and of the curve's sample.
+    computation : str
+        The LCE method.
+    """
 
     computations: ClassVar = LCE_COMPUTATIONS
 
@@ -251,7 +271,13 @@ def compose(pages: PageSettings) -> tuple[dict, tuple[str, ...]]:
     """The :class:`AuditSettings` fields that reproduce the sections the pages showed, and a
     sentence for each setting two pages chose differently (the flat audit settings hold one
     class and one feature list: the Trust page's win, then the Local bias page's, then the
-    LCE landscape page's)."""
+    LCE landscape page's).
+
+    Parameters
+    ----------
+    pages : PageSettings
+        The sections the pages showed.
+    """
     values: dict = {"part": pages.part}
     if pages.reliability is not None:
         values.update({f.name: getattr(pages.reliability, f.name)
@@ -293,7 +319,15 @@ def settings_for(audit, overrides: dict) -> AuditSettings:
     :class:`~core.data.audit_data.AuditData`): audit features it does not map and a class
     index beyond its classes are dropped (they come from widgets of an earlier dataset), as
     is a notion it has no use for. Without an ``n_bootstrap`` the Reliability page's default
-    for this size applies (:func:`default_bootstrap`)."""
+    for this size applies (:func:`default_bootstrap`).
+
+    Parameters
+    ----------
+    audit : AuditData
+        The data the settings are for.
+    overrides : dict
+        Field → value, e.g. the pages' or the command line's.
+    """
     values = dict(overrides)
     values.setdefault("n_bootstrap", default_bootstrap(audit.n))  # the Reliability page's
     if values.get("features") is not None:

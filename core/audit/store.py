@@ -17,28 +17,118 @@ from typing import Any
 Progress = Callable[[float, str], None]
 
 
-def reads(*names: str) -> Callable:
-    """Mark a section as reading only the settings ``names``: its key keeps those and sets
-    the rest to their defaults (:meth:`core.audit.settings.ReliabilitySettings.keeping`), so
-    a change of another setting finds it cached."""
-    def mark(section: Callable) -> Callable:
-        section.reads = names
-        return section
+_SECTION_DOC = """
+
+    Parameters
+    ----------
+    {data} : AuditData
+        The audited rows{whole}.
+    settings : {settings}
+        What to compute{reading}.
+    progress : callable, optional
+        ``progress(fraction, message)`` while it computes.
+    store : SectionStore, optional
+        Where its pieces come from (default: computed).
+
+    Returns
+    -------
+    {returns}
+"""
+
+
+def section(settings: type, returns: str, reads: tuple[str, ...] | None = None,
+            data: str = "data") -> Callable:
+    """Declare a function of ``({data}, settings, progress=None, store=None)`` a section.
+
+    Its docstring gains the Parameters and Returns that every section shares, and, when it
+    reads only some settings, the names its cache key keeps (:func:`section_key`): the rest
+    are set to their defaults, so a change of another setting finds it cached.
+
+    Parameters
+    ----------
+    settings : type
+        Its settings class.
+    returns : str
+        Its Returns entry: ``"type: what it holds"``.
+    reads : tuple of str, optional
+        The settings it reads (default: all of them).
+    data : str, default "data"
+        The name of its first parameter (``audit`` where a section takes all rows of the
+        data and chooses its own).
+
+    Returns
+    -------
+    callable
+        A decorator that marks the function and completes its docstring.
+    """
+    def mark(function: Callable) -> Callable:
+        function.reads = reads
+        whole = " (all of them: the section chooses its own)" if data == "audit" else ""
+        reading = "" if reads is None else " (it reads " + ", ".join(
+            f"``{name}``" for name in reads) + ")"
+        kind, _, meaning = returns.partition(": ")
+        function.__doc__ = (function.__doc__ or "").rstrip() + _SECTION_DOC.format(
+            data=data, whole=whole, settings=settings.__name__, reading=reading,
+            returns=f"{kind}\n        {meaning[:1].upper()}{meaning[1:]}.")
+        return function
     return mark
 
 
 def section_key(section: Callable, data: Any, settings: Any) -> tuple:
-    """``(module, name, data fingerprint, settings read)``: what a cache keeps a section
-    under. The settings are a frozen, hashable value."""
+    """What a cache keeps a section under.
+
+    Parameters
+    ----------
+    section : callable
+        A function declared by :func:`section`.
+    data : AuditData
+        The rows it is computed on (their fingerprint identifies them).
+    settings : frozen dataclass
+        Its settings; only those it reads are kept.
+
+    Returns
+    -------
+    tuple
+        ``(module, name, data fingerprint, settings read)``, hashable.
+    """
     names = getattr(section, "reads", None)
     kept = settings if names is None else settings.keeping(*names)
     return section.__module__, section.__qualname__, data.fingerprint, kept
 
 
 class SectionStore:
-    """Computes every section it is asked for; a subclass may answer from a cache."""
+    """Computes every section it is asked for; a subclass may answer from a cache (the
+    app's keeps each under :func:`section_key`).
+
+    Methods
+    -------
+    section(section, data, settings, progress=None)
+        The section's result.
+
+    Attributes
+    ----------
+    section : callable
+        The one method: a section's result (:meth:`section`).
+    """
 
     def section(self, section: Callable, data: Any, settings: Any,
                 progress: Progress | None = None) -> Any:
-        """``section(data, settings)``, with this store for its pieces."""
+        """``section(data, settings)``, with this store for its pieces.
+
+        Parameters
+        ----------
+        section : callable
+            A function declared by :func:`section`.
+        data : AuditData
+            The rows to compute it on.
+        settings : frozen dataclass
+            Its settings.
+        progress : callable, optional
+            ``progress(fraction, message)`` while it computes.
+
+        Returns
+        -------
+        object
+            What the section returns.
+        """
         return section(data, settings, progress=progress, store=self)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from core.audit.rows import local_inputs
 from core.audit.settings import TrustSettings, _Checked
-from core.audit.store import Progress, reads
+from core.audit.store import Progress, section
 from core.data.audit_data import AuditData
 from core.kernels.rff import TEST_FEATURES
 from core.kernels.spec import inputs_for
@@ -28,6 +28,7 @@ def klce_grid(data: AuditData, features: tuple[str, ...], class_index: int | Non
                           n_features=n_features)
 
 
+@section(TrustSettings, "GridTestResult: the p-value of every grid point and the aggregated test")
 def trust_section(data: AuditData, settings: TrustSettings, progress: Progress | None = None,
                   store=None) -> GridTestResult:
     """The Trust page's verdict: the 5 × 5 bandwidth grid around the median heuristic and its
@@ -37,7 +38,7 @@ def trust_section(data: AuditData, settings: TrustSettings, progress: Progress |
                      settings.grid_features)
 
 
-@reads("features", "class_index")
+@section(TrustSettings, "tuple of float: ``(σ_p, σ_x)``", reads=("features", "class_index"))
 def median_bandwidths(data: AuditData, settings: TrustSettings,
                       progress: Progress | None = None, store=None) -> tuple[float, float]:
     """The median-heuristic σ_p and σ_x the grid and the page's sliders are centred on."""
@@ -60,6 +61,7 @@ class PairSettings(_Checked):
     seed: int = 0
 
 
+@section(PairSettings, "TestResult: the KLCE test at the pair")
 def klce_pair(data: AuditData, settings: PairSettings, progress: Progress | None = None,
               store=None) -> TestResult:
     """The KLCE test at one bandwidth pair (:func:`core.stattests.klce.klce_test`)."""

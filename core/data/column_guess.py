@@ -234,6 +234,13 @@ def group_member_columns(columns: list[str], n_classes: int) -> tuple[tuple[str,
     the text before their last ``_`` (``m1_cat, m1_dog`` → member ``m1``), and each group must
     hold one column per class; otherwise the columns are returned one per member and
     validation explains the mismatch.
+
+    Parameters
+    ----------
+    columns : list of str
+        The table's column names.
+    n_classes : int
+        Classes of the problem.
     """
     if n_classes <= 2:
         return tuple((c,) for c in columns)

@@ -70,7 +70,13 @@ class ColumnMapping:
 
 def model_name(columns: tuple[str, ...]) -> str:
     """The default name of a prediction set: its column (binary), else the columns' common
-    prefix without a trailing ``_``/``-``/``.`` (``a_cat, a_dog`` → ``a``), else ``model``."""
+    prefix without a trailing ``_``/``-``/``.`` (``a_cat, a_dog`` → ``a``), else ``model``.
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The probability columns of one model.
+    """
     if len(columns) == 1:
         return str(columns[0])
     return common_prefix([str(c) for c in columns]).rstrip("_-. ") or "model"

@@ -104,7 +104,19 @@ def check_limits(data: bytes, name: str, max_megabytes: float, max_rows: int) ->
     """Refuse a file over ``max_megabytes`` or with more than ``max_rows`` rows before it is
     parsed: a Parquet file's row count is read from its footer, a text file's rows are its
     line breaks (a quoted field may hold more, so the count can only be high), counted
-    without parsing. Raises :class:`DataError` naming the size or rows and the limit."""
+    without parsing. Raises :class:`DataError` naming the size or rows and the limit.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's contents.
+    name : str
+        Its name (for the message).
+    max_megabytes : float
+        The largest file accepted.
+    max_rows : int
+        The most rows accepted.
+    """
     megabytes = len(data) / 1e6
     if megabytes > max_megabytes:
         raise DataError(

@@ -124,7 +124,13 @@ class CredalComparison:
 def tested_rows(data: AuditData) -> np.ndarray:
     """The rows of ``data`` the tests see, in order: all of them, or a seeded sample of
     :data:`ENSEMBLE_ROWS` (:func:`core.kernels.resampling.row_sample`, seed 0). A result's ``rows``
-    index into these."""
+    index into these.
+
+    Parameters
+    ----------
+    data : AuditData
+        The ensemble's audited rows.
+    """
     return row_sample(data.n, ENSEMBLE_ROWS, 0)
 
 

@@ -21,7 +21,13 @@ def reliability_overlay_figure(result: ComparisonResult) -> go.Figure:
     """Both models' reliability diagrams on the same equal-width bins: observed frequency
     against mean confidence per bin with the bins' binomial intervals (top), rows per bin
     (bottom). A model on the diagonal is calibrated; where the two curves part, the models
-    differ in calibration."""
+    differ in calibration.
+
+    Parameters
+    ----------
+    result : ComparisonResult
+        The paired comparison.
+    """
     figure = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.74, 0.26],
                            vertical_spacing=0.04)
     figure.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
@@ -60,7 +66,15 @@ def reliability_overlay_figure(result: ComparisonResult) -> go.Figure:
 def dumbbell_figure(result: ComparisonResult, criterion: str = "brier") -> go.Figure:
     """Per group, the champion's score → the challenger's (one line per group level), the
     challenger's end coloured by the simultaneous verdict: red where it is significantly
-    worse, green where better, grey where no difference is established."""
+    worse, green where better, grey where no difference is established.
+
+    Parameters
+    ----------
+    result : ComparisonResult
+        The paired comparison.
+    criterion : str, default "brier"
+        The criterion drawn.
+    """
     groups = result.groups
     groups = groups[groups["criterion"] == criterion].iloc[::-1]
     colors = {"worse": GAP_COLOR, "better": BETTER_COLOR}
@@ -93,7 +107,15 @@ def dumbbell_figure(result: ComparisonResult, criterion: str = "brier") -> go.Fi
 def differences_figure(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
     """Every criterion's paired difference B − A with its interval, each on its own scale
     (the difference divided by its standard error: a z score), so criteria of different units
-    share one axis; beyond ±z_{1−α/2} the difference is significant."""
+    share one axis; beyond ±z_{1−α/2} the difference is significant.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The comparison's table of differences.
+    alpha : float, default 0.05
+        The level of the intervals.
+    """
     z = table["difference"] / table["std_error"].where(table["std_error"] > 0)
     low = table["ci_low"] / table["std_error"].where(table["std_error"] > 0)
     high = table["ci_high"] / table["std_error"].where(table["std_error"] > 0)

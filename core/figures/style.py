@@ -110,7 +110,7 @@ def caption_text(*, notion: str | None = None,
     Returns
     -------
     str
-        The parts that were given, joined by `` · ``.
+        The parts that were given, joined by a middle dot (``" · "``).
     """
     parts = []
     if notion:

@@ -242,7 +242,13 @@ def duration(seconds: float) -> str:
 
 def summary(parameters: dict) -> str:
     """One sentence for a page or report: which computation ran and why, from a result's
-    ``parameters`` (``"computation"``, ``"computation_reason"``)."""
+    ``parameters`` (``"computation"``, ``"computation_reason"``).
+
+    Parameters
+    ----------
+    parameters : dict
+        A result's ``parameters`` with ``computation`` and ``computation_reason``.
+    """
     label = parameters.get("computation", "exact")
     reason = parameters.get("computation_reason", "")
     if label.startswith("rff("):

@@ -59,7 +59,17 @@ TRUE, FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
 @dataclass(frozen=True)
 class DaskTls:
     """Dask's TLS settings for one scheduler: the certificate authority that signed the
-    scheduler's certificate, and this client's certificate and key (PEM files)."""
+    scheduler's certificate, and this client's certificate and key (PEM files).
+
+    Attributes
+    ----------
+    ca_file : str
+        The certificate authority (PEM) that signed the scheduler's certificate.
+    client_cert : str
+        This client's certificate (PEM).
+    client_key : str
+        Its key (PEM).
+    """
 
     ca_file: str
     client_cert: str
@@ -95,7 +105,15 @@ class DeclaredEngine:
 
 @dataclass(frozen=True)
 class Declaration:
-    """Every declared engine (this machine's threads first) and the default one's name."""
+    """Every declared engine (this machine's threads first) and the default one's name.
+
+    Attributes
+    ----------
+    engines : tuple of DeclaredEngine
+        Every declared engine, this machine's threads first.
+    default : str
+        The default engine's name.
+    """
 
     engines: tuple[DeclaredEngine, ...]
     default: str = LOCAL
@@ -116,7 +134,13 @@ class Declaration:
 def read_config(environ: Mapping[str, str] | None = None) -> dict:
     """The operator file named by ``CALIBRATION_ATLAS_CONFIG`` as a dict (``{}`` when unset).
 
-    A file that is named but missing or not TOML raises a ``ValueError`` naming it."""
+    A file that is named but missing or not TOML raises a ``ValueError`` naming it.
+
+    Parameters
+    ----------
+    environ : mapping, optional
+        The environment (default: ``os.environ``).
+    """
     environ = os.environ if environ is None else environ
     name = environ.get(CONFIG_VARIABLE, "").strip()
     if not name:
@@ -236,7 +260,15 @@ def _flag(value: object, where: str) -> bool:
 
 def connect(declared: DeclaredEngine, timeout: float = 5.0):
     """A ``dask.distributed.Client`` for a declared cluster (its TLS settings applied), or a
-    ``ValueError`` saying it did not answer within ``timeout`` seconds."""
+    ``ValueError`` saying it did not answer within ``timeout`` seconds.
+
+    Parameters
+    ----------
+    declared : DeclaredEngine
+        A declared Dask engine.
+    timeout : float, default 5.0
+        Seconds to wait for the scheduler.
+    """
     if declared.kind != "dask":
         raise ValueError(f"{declared.label()} is not a Dask cluster.")
     from distributed import Client

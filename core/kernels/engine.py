@@ -130,7 +130,21 @@ def current() -> Engine:
 
 def set(name: str = "threads", client: object | None = None,  # noqa: A001 — engine.set(...)
         dtype: str = "float64", fallback: bool = False, label: str = "") -> Engine:
-    """Choose the engine for the rest of this context (thread / Streamlit session)."""
+    """Choose the engine for the rest of this context (thread / Streamlit session).
+
+    Parameters
+    ----------
+    name : str, default "threads"
+        ``"threads"``, ``"dask"`` or ``"gpu"``.
+    client : object, optional
+        The Dask client of ``"dask"``.
+    dtype : str, default "float64"
+        The GPU's float type.
+    fallback : bool, default False
+        Fall back to threads (once, with a message) when the engine fails.
+    label : str, default ""
+        The engine's name in captions.
+    """
     chosen = Engine(name, client, dtype, fallback, label)
     _CHOSEN.set(chosen)
     return chosen

@@ -179,7 +179,19 @@ def _signed_lce(
 
 @dataclass(frozen=True)
 class LceResult:
-    """LCE values (eq. 4) with the computation that produced them."""
+    """LCE values (eq. 4) with the computation that produced them.
+
+    Attributes
+    ----------
+    values : ndarray
+        LCE of every row, signed or absolute, as asked.
+    gamma : float
+        The bandwidth γ.
+    signed : bool
+        Whether the values are signed.
+    method : LceMethod
+        The computation that ran.
+    """
 
     values: np.ndarray  # (n,) signed or absolute, as asked
     gamma: float

@@ -108,6 +108,13 @@ def confidence_bins(conf: ArrayLike, n_bins: int = 15) -> np.ndarray:
     The bins of the reliability diagram (:func:`core.metrics.bin_edges` with
     ``strategy="uniform"`` and :func:`core.metrics.bin_indices`): bin 0 includes 0 and a
     confidence of exactly 1.0 is in bin ``n_bins − 1``. Returns ``(n,)`` int64 bin numbers.
+
+    Parameters
+    ----------
+    conf : array_like
+        Confidences in [0, 1].
+    n_bins : int, default 15
+        Equal-width bins.
     """
     n_bins = check_count("n_bins", n_bins, 1)
     c = np.asarray(conf, dtype=np.float64)

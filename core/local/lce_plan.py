@@ -115,7 +115,8 @@ def plan_method(features: ArrayLike, gamma: float, method: str = "auto",
     * ``"pairs"`` — the exact double sum, O(Σ_b n_b²) (any d);
     * ``"sweep"`` — exact, O(n log² n) (d ≤ 2; see :func:`sweep_sums_bin`);
     * ``"exact"`` — the cheaper of the two exact algorithms;
-    * ``"binned"`` — the grid approximation (d = 2), error at most :func:`binned_error_bound`;
+    * ``"binned"`` — the grid approximation (d = 2), error at most
+      ``core.local.lce_grid.binned_error_bound``;
     * ``"auto"`` — ``"pairs"`` while its estimated time is at most :data:`AUTO_SECONDS`
       (small data: unchanged results); above that, for 2-D features the smallest grid of
       :data:`AUTO_GRIDS` whose bound is at most :data:`AUTO_MAX_ERROR` when it is cheaper
@@ -125,6 +126,21 @@ def plan_method(features: ArrayLike, gamma: float, method: str = "auto",
     pair cost uses the confidence-bin sizes ``bin_sizes`` when given (else one bin of all
     rows, an upper bound). ``grid_size`` fixes the grid of ``"binned"`` (default
     :data:`DEFAULT_GRID`); ``"auto"`` chooses its own.
+
+    Parameters
+    ----------
+    features : array_like
+        The (standardised) coordinates of the rows.
+    gamma : float
+        The bandwidth γ.
+    method : str, default "auto"
+        One of :data:`METHODS`.
+    grid_size : int, optional
+        Cells per axis of the binned grid (default: chosen for the error).
+    n_bins : int, default 15
+        Confidence bins.
+    bin_sizes : array_like, optional
+        Rows per non-empty confidence bin (for the cost).
     """
     method = _check_method(method)
     x = check_features(features)

@@ -119,6 +119,19 @@ def bin_lce_cdf(
 
     The right panels of Luo et al. Fig. 2: a CDF lying right of the bin's calibration error
     (``share_above`` near 1) shows local miscalibration that the bin average hides.
+
+    Parameters
+    ----------
+    conf : array_like
+        Confidences.
+    correct : array_like
+        Whether each prediction was right.
+    lce_values : array_like
+        The LCE of every row (absolute).
+    bin_index : int
+        The confidence bin.
+    n_bins : int, default 15
+        Confidence bins.
     """
     c, o = check_vectors(conf, correct)
     v = _check_lce_values(lce_values, c.shape[0])

@@ -448,7 +448,15 @@ def _summarise(frame: pd.DataFrame, n_splits: int) -> pd.DataFrame:
 
 def reliability_tables(comparison: Comparison, n_bins: int = N_BINS
                        ) -> dict[str, pd.DataFrame]:
-    """Reliability table (default notion, equal-width bins) of every method's test rows."""
+    """Reliability table (default notion, equal-width bins) of every method's test rows.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        The recalibration comparison.
+    n_bins : int
+        Bins of each table.
+    """
     y = comparison.test.y
     return {name: metrics.reliability_table(probs, y, n_bins=n_bins, n_resamples=0)
             for name, probs in comparison.probs.items()}
@@ -457,7 +465,17 @@ def reliability_tables(comparison: Comparison, n_bins: int = N_BINS
 def mlce_curves(comparison: Comparison, gammas: Sequence[float],
                 progress: Progress | None = None) -> dict[str, pd.DataFrame]:
     """MLCE and mean LCE over ``gammas`` for every method (Luo et al., Fig. 3); empty without
-    features. ``progress(fraction, message)`` after each method."""
+    features. ``progress(fraction, message)`` after each method.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        The recalibration comparison.
+    gammas : sequence of float
+        The bandwidths γ.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+    """
     if comparison.coords is None:
         return {}
     curves = {}
@@ -479,6 +497,21 @@ def lcb_before_after(comparison: Comparison, method: str, feature: str, degree: 
 
     Columns of :func:`core.local.lcb_trends.lcb_trends`; ``group`` is ``"before"`` or ``"after:
     method"``. For multiclass data the top-label pair is used.
+
+    Parameters
+    ----------
+    comparison : Comparison
+        The recalibration comparison.
+    method : str
+        The recalibrator.
+    feature : str
+        The numeric audit feature LCB is drawn against.
+    degree : int, default 3
+        Degree of the trends.
+    n_resamples : int, default 200
+        Bootstrap resamples of their bands.
+    progress : callable, optional
+        ``progress(fraction, message)``.
     """
     check_choice(method, tuple(comparison.probs), "method of this comparison")
     test = comparison.test

@@ -133,7 +133,23 @@ def build_comparison_report(result: ComparisonResult, audit: AuditData,
                             pdf: bool = True, progress: Progress | None = None):
     """The comparison report as a :class:`core.report.Report` (``write_report`` writes it:
     ``report.html``, ``report.pdf``, ``results.json`` — here the comparison's JSON —,
-    ``figures/*`` and ``tables/*.csv``)."""
+    ``figures/*`` and ``tables/*.csv``).
+
+    Parameters
+    ----------
+    result : ComparisonResult
+        The paired comparison.
+    audit : AuditData
+        The data compared on.
+    settings : CompareSettings
+        Its settings.
+    formats : sequence of str, default ()
+        Figure formats to export.
+    pdf : bool, default True
+        Whether to print the PDF.
+    progress : callable, optional
+        ``progress(fraction, message)``.
+    """
     def report(fraction: float, message: str) -> None:
         if progress is not None:
             progress(fraction, message)

@@ -303,7 +303,13 @@ def export_figure(figure: go.Figure, fmt: str, title: str = "",
 
 
 def zip_archive(files: dict[str, bytes]) -> bytes:
-    """A ZIP archive (deflated) of ``files``, file name → content."""
+    """A ZIP archive (deflated) of ``files``, file name → content.
+
+    Parameters
+    ----------
+    files : dict of str to bytes
+        Path in the archive → contents.
+    """
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, content in files.items():

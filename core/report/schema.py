@@ -340,7 +340,13 @@ def escape_frame(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def csv_text(frame: pd.DataFrame) -> str:
-    """``frame`` as CSV with text cells escaped against formula injection."""
+    """``frame`` as CSV with text cells escaped against formula injection.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The table.
+    """
     return escape_frame(frame).to_csv(index=False)
 
 

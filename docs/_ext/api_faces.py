@@ -37,7 +37,7 @@ def faces() -> list[str]:
 
 
 def top_modules() -> list[str]:
-    """The modules at the top of ``core`` (``core.audit``, ``core.stream_audit``): their public
+    """The modules at the top of ``core`` (``core.stream_audit``): their public
     names defined there are documented (they have no ``__all__``)."""
     import core
 
