@@ -37,8 +37,8 @@ def faces() -> list[str]:
 
 
 def top_modules() -> list[str]:
-    """The modules at the top of ``core`` (``core.audit``, ``core.stream_audit``): their public
-    names defined there are documented (they have no ``__all__``)."""
+    """The modules at the top of ``core`` (``core.audit``): their public names defined there
+    are documented (they have no ``__all__``)."""
     import core
 
     return sorted(f"core.{module.name}" for module in pkgutil.iter_modules(core.__path__)
