@@ -64,7 +64,7 @@ class KernelSetup:
 @dataclass(frozen=True)
 class Fragment:
     """Audited rows ``start …`` of one random-feature chunk that a batch boundary cut: what
-    the chunk's sums need, kept until the rest of the chunk's rows arrive (:func:`join`)."""
+    the chunk's sums need, kept until the rest of the chunk's rows arrive (:meth:`then`)."""
 
     start: int
     coordinates: np.ndarray
