@@ -40,9 +40,9 @@ sum over all pairs of rows needs them all at once.
 This is the public face (``from core.stream import run_stream_audit``); one concept per
 module:
 
-* :mod:`core.stream.plan` — :class:`StreamPlan`, what every pass needs to know of the table
-  and the settings, the batches' memory plan (:func:`memory_plan`) and what a streamed audit
-  cannot run;
+* :mod:`core.stream.plan` — :class:`~core.stream.plan.StreamPlan`, what every pass needs to
+  know of the table and the settings, the batches' memory plan
+  (:func:`~core.stream.plan.memory_plan`) and what a streamed audit cannot run;
 * :mod:`core.stream.row_sums` — passes 1 and 2: the schema and every sum over rows, and how
   the partitions' sums add up;
 * :mod:`core.stream.kernel_sums` — pass 3: the random-feature sums of the kernel tests and
@@ -56,14 +56,12 @@ module:
   tests alone): the passes run over the partitions on the current engine.
 """
 
-from core.stream.plan import SAMPLE_ROWS, StreamPlan, memory_plan
+from core.stream.plan import SAMPLE_ROWS
 from core.stream.runner import StreamedAudit, run_stream_audit, stream_tests
 
 __all__ = [
     "SAMPLE_ROWS",
-    "StreamPlan",
     "StreamedAudit",
-    "memory_plan",
     "run_stream_audit",
     "stream_tests",
 ]

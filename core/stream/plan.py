@@ -80,7 +80,8 @@ class StreamPlan:
 
     def order_vectors(self, chunk: Chunk, key: tuple) -> np.ndarray:
         """The values of an order-statistics vector on a chunk: a confidence series
-        (:func:`vector_values`) or a numeric slice column's (:func:`order_keys`)."""
+        (:func:`vector_values`) or a numeric slice column's
+        (:func:`~core.local.slice_streamed.order_keys`)."""
         if key[0] == "slice-column":
             return order_values(self.slice_data(chunk, key[1]), key)
         return vector_values(chunk, key)[0]

@@ -41,8 +41,17 @@ Progress = Callable[[float, str], None]
 
 @dataclass(frozen=True)
 class StreamedAudit:
-    """A streamed audit: the :class:`AuditResult` (with its :class:`StreamInfo`) and the
-    seeded sample of the table as an :class:`AuditData` (its figures draw rows from it)."""
+    """A streamed audit: the :class:`AuditResult` (with its :class:`~core.audit.StreamInfo`)
+    and the seeded sample of the table as an :class:`AuditData` (its figures draw rows from
+    it).
+
+    Attributes
+    ----------
+    result : AuditResult
+        The audit, with how the table was read (``result.stream``).
+    sample : AuditData
+        The seeded sample of the table.
+    """
 
     result: AuditResult
     sample: AuditData
@@ -189,7 +198,24 @@ def stream_tests(source: TableSource, mapping: ColumnMapping,
                  ) -> tuple[GridTestResult, TestResult]:
     """Only the streamed kernel tests — the KLCE bandwidth grid and the SKCE consistency
     test — from the schema, sums and random-feature passes (their level study,
-    ``benchmarks/streaming.py level``)."""
+    ``benchmarks/streaming.py level``).
+
+    Parameters
+    ----------
+    source : TableSource
+        The table, as for :func:`run_stream_audit`.
+    mapping : ColumnMapping
+        Which column plays which role.
+    settings : AuditSettings, optional
+        The pages' defaults when not given.
+    progress : callable, optional
+        ``progress(fraction, message)``, after every partition of every pass.
+
+    Returns
+    -------
+    tuple of GridTestResult and TestResult
+        The KLCE grid's result and the SKCE consistency test.
+    """
     settings = settings or AuditSettings()
     _, run = _runner(source, progress, [])
     plan, _, setup, kernel, _ = kernel_passes(source, mapping, settings, run, 0)
