@@ -36,7 +36,8 @@ SAMPLE_ROWS = 200_000
 
 @dataclass(frozen=True)
 class StreamPlan:
-    """What every partition task needs: the schema, the settings, the audited rows."""
+    """The plan of a streamed audit: what every partition task needs — the schema, the
+    settings, the audited rows (:func:`make_plan`)."""
 
     schema: StreamSchema
     settings: AuditSettings
