@@ -53,8 +53,8 @@ from core.audit import AuditSettings, run_audit
 from core.data import AuditData
 from core.data.mapping import ColumnMapping
 from core.data.simulations import SCALE_FEATURES, scale_table
-from core.data.stream import open_source
-from core.stream_audit import run_stream_audit, stream_tests
+from core.data.stream_sources import open_source
+from core.stream import run_stream_audit, stream_tests
 
 MAPPING = ColumnMapping(label="label", probs=("prob",), features=SCALE_FEATURES,
                         groups=("region",))

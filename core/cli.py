@@ -41,7 +41,7 @@ audit.
 A folder of Parquet files, a Parquet file whose audit in memory would exceed the memory
 budget (``--memory GB``, default a quarter of this machine's memory, at most 2 GB:
 :mod:`core.kernels.memory`), or any Parquet input with ``--stream`` is audited batch by
-batch (:func:`core.stream_audit.run_stream_audit`): batches sized to the budget whatever the
+batch (:func:`core.stream.run_stream_audit`): batches sized to the budget whatever the
 file's row groups, the same report, progress per batch, and with ``--dask ADDRESS`` every
 row group is one task on the cluster.
 """
@@ -70,7 +70,7 @@ from core.data.demo import DEFAULT_DEMO, DEMOS, load_demo
 from core.data.mapping import ColumnMapping
 from core.data.problems import DataError
 from core.data.readers import read_table
-from core.data.stream import open_source
+from core.data.stream_sources import open_source
 from core.data.validation import check_choice, check_fraction
 from core.ensembles import ESTIMATORS, NULLS
 from core.ensembles.summary import (
@@ -91,7 +91,8 @@ from core.report.export import ExportError, renderer
 from core.report.monitor_command import add_monitor_command, run_monitor
 from core.report.schema import credal_record, csv_text, indented_json, jsonable
 from core.stattests.result import p_text
-from core.stream_audit import SAMPLE_ROWS, run_stream_audit
+from core.stream.plan import SAMPLE_ROWS
+from core.stream.runner import run_stream_audit
 
 PROG = "calibration-atlas"
 DEFAULT_OUT = "calibration-atlas-report"
@@ -673,7 +674,7 @@ def mapping_of(options: argparse.Namespace) -> ColumnMapping:
 
 def run_streamed(options: argparse.Namespace, methods: Sequence[str], stream: TextIO) -> int:
     """The ``audit`` command on a table read partition by partition
-    (:func:`core.stream_audit.run_stream_audit`): progress per partition of every pass,
+    (:func:`core.stream.run_stream_audit`): progress per partition of every pass,
     the time of each pass and this process's peak memory at the end."""
     start = time.perf_counter()
     source = open_source(options.data)

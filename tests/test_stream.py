@@ -10,9 +10,9 @@ from core.audit import AuditSettings, run_audit
 from core.data import AuditData, DataError
 from core.data.mapping import ColumnMapping
 from core.data.simulations import scale_table
-from core.data.stream import Partition, TableSource, open_source
+from core.data.stream_sources import Partition, TableSource, open_source
 from core.metrics.order_statistics import OrderStatistics, merge_parts
-from core.stream_audit import run_stream_audit
+from core.stream import run_stream_audit
 
 FEATURES = ("age", "income", "tenure", "region")
 BINARY = ColumnMapping(label="label", probs=("prob",), features=FEATURES, groups=("region",))

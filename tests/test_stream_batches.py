@@ -19,11 +19,11 @@ from core import cli
 from core.audit import AuditSettings
 from core.data.mapping import ColumnMapping
 from core.data.simulations import scale_table
-from core.data.stream import open_source, parquet_pieces
+from core.data.stream_sources import open_source, parquet_pieces
 from core.kernels import memory
 from core.kernels.rff import CHUNK_ROWS
 from core.report.schema import report_document
-from core.stream_audit import run_stream_audit
+from core.stream import run_stream_audit
 
 BINARY = ColumnMapping(label="label", probs=("prob",), features=("age", "income", "tenure",
                                                                  "region"), groups=("region",))

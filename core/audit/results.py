@@ -100,7 +100,7 @@ class LceSection:
 
 @dataclass(frozen=True)
 class StreamInfo:
-    """How a streamed audit (:func:`core.stream_audit.run_stream_audit`) read a table larger
+    """How a streamed audit (:func:`core.stream.run_stream_audit`) read a table larger
     than memory: its source, rows and partitions, the engine, the seeded sample of the
     sections that are not sums over rows, and which numbers came from all rows and which
     from the sample (one phrase each), the class balance of the audited rows and the time of

@@ -20,8 +20,11 @@ This is the public face (``from core.data import AuditData``); one concept per m
 * :mod:`core.data.reference_model` — train a model on a raw table and audit its predictions;
   :mod:`core.data.leakage` — which columns it may learn from (label leakage, identifiers,
   dates);
-* :mod:`core.data.stream` — a table larger than memory (Parquet files, a Dask DataFrame)
-  read partition by partition, validated with AuditData's checks (:func:`open_source`).
+* :mod:`core.data.stream_sources` — a table larger than memory (Parquet files, a Dask
+  DataFrame) read partition by partition, in batches (:func:`open_source`);
+  :mod:`core.data.stream_schema` — its first pass: labels, levels, split counts;
+  :mod:`core.data.stream_decoding` — each partition validated with AuditData's checks and
+  decoded.
 """
 
 from core.data.audit_data import AuditData
@@ -39,7 +42,7 @@ from core.data.reference_model import (
     default_model_features,
     train_reference_model,
 )
-from core.data.stream import TableSource, open_source
+from core.data.stream_sources import TableSource, open_source
 from core.data.table import deduplicate_columns, is_categorical, summarise_columns
 from core.data.time_column import PERIODS
 

@@ -395,13 +395,13 @@ def map_partitions(task: Callable[[object, object], object], source: object,
                    progress: Callable[[int, int], None] | None = None,
                    n_jobs: int | None = None) -> object:
     """One pass of a streamed computation over ``source``'s partitions (its batches, once
-    :meth:`~core.data.stream.TableSource.batched`): every partition's ``task(partition,
+    :meth:`~core.data.stream_sources.TableSource.batched`): every partition's ``task(partition,
     frame)``, combined by ``merge(a, b)`` (``a`` the partitions before ``b``'s, so an
     order-sensitive result — rows kept in row order — is the same on every run), on the
     current engine.
 
-    ``source`` is a :class:`core.data.stream.TableSource`. On threads this thread reads the
-    batches in order (:meth:`~core.data.stream.TableSource.batches`: a row group or frame
+    ``source`` is a :class:`core.data.stream_sources.TableSource`. On threads this thread reads the
+    batches in order (:meth:`~core.data.stream_sources.TableSource.batches`: a row group or frame
     partition a batch at a time) and hands each to a pool of ``n_jobs`` workers, at most
     :func:`in_flight` ``(n_jobs)`` batches at a time; the results are merged in partition
     order as they arrive, so this machine holds that many batches and partial results at a

@@ -18,7 +18,7 @@ This is the public face (``from core import local``); one concept per module:
   scores over all of them and all resamples at once with
   :mod:`core.local.slice_resampling` (the seam model comparison reuses with its own scores).
 * :mod:`core.local.slice_streamed` — the same slices and their exact sums from a table read
-  partition by partition (a streamed audit's findings, :mod:`core.stream_audit`).
+  partition by partition (a streamed audit's findings, :mod:`core.stream`).
 
 The KLCE statistic and its tests live in :mod:`core.stattests`; ``klce``, ``klce_test`` and
 ``klce_grid_test`` are re-exported here, where the DESIGN contract has always named them.

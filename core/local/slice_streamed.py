@@ -1,7 +1,7 @@
 """Slice findings of a table read partition by partition: every slice's sums over all rows.
 
 :func:`core.local.slice_discovery.discover_slices` holds every row. A table larger than memory
-(:mod:`core.stream_audit`) gets the same family of slices and the same per-slice sums, added
+(:mod:`core.stream`) gets the same family of slices and the same per-slice sums, added
 up partition by partition:
 
 1. **columns** (:class:`ColumnTally`, with the audit's sums pass): for each numeric column its

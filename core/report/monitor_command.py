@@ -8,7 +8,7 @@
         [--fail-on alarm] [--out DIR]
 
 ``DATA`` is a CSV, TSV or Parquet file, or a folder of Parquet files (a table partitioned by
-month, say), read partition by partition through :func:`core.data.stream.open_source` with
+month, say), read partition by partition through :func:`core.data.stream_sources.open_source` with
 only the columns monitoring needs. The table is validated like every audit
 (:class:`core.data.audit_data.AuditData`, with the time role), monitored by
 :func:`core.monitor.monitor_audit`, and written by
@@ -29,7 +29,7 @@ import pandas as pd
 from core.data.audit_data import AuditData
 from core.data.mapping import ColumnMapping
 from core.data.readers import read_table
-from core.data.stream import open_source
+from core.data.stream_sources import open_source
 from core.data.time_column import PERIODS
 from core.monitor.eprocesses import METHODS
 from core.monitor.monitoring import MonitorSettings, monitor_audit

@@ -37,8 +37,8 @@ def faces() -> list[str]:
 
 
 def top_modules() -> list[str]:
-    """The modules at the top of ``core`` (``core.stream_audit``): their public
-    names defined there are documented (they have no ``__all__``)."""
+    """The modules at the top of ``core`` other than the command line (none since every
+    layer is a package): their public names defined there are documented."""
     import core
 
     return sorted(f"core.{module.name}" for module in pkgutil.iter_modules(core.__path__)
