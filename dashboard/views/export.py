@@ -142,6 +142,8 @@ if not diagnostics.has_audit_result(settings, audit):
             st.stop()
 bar = st.progress(0.0, text="Running the audit…")
 result = diagnostics.audit_result(settings, audit, progress=lambda f, m: bar.progress(f, text=m))
+# the report says which settings two pages chose differently (the audit holds one of each)
+result = dataclasses.replace(result, notes=result.notes + differences)
 bar.progress(1.0, text="Drawing the figures…")
 figures = diagnostics.audit_figures(result, audit)
 bar.empty()
