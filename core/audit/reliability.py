@@ -319,8 +319,8 @@ def extended_rows(data: AuditData, settings: ReliabilitySettings,
 @section(ReliabilitySettings,
          "dict of str to TestResult: the tests that ran, by key",
          reads=("notion", "class_index", "test_resamples", "computation", "seed"))
-def test_results(data: AuditData, settings: ReliabilitySettings, progress: Progress | None = None,
-          store=None) -> dict[str, TestResult]:
+def test_results(data: AuditData, settings: ReliabilitySettings,
+                 progress: Progress | None = None, store=None) -> dict[str, TestResult]:
     """The calibration tests (:func:`calibration_tests`)."""
     return calibration_tests(data.probs, data.y, settings.notion, settings.class_index,
                              settings.test_resamples, settings.seed, settings.computation)
@@ -329,8 +329,9 @@ def test_results(data: AuditData, settings: ReliabilitySettings, progress: Progr
 @section(ReliabilitySettings,
          "dict: group attribute → (summary table, reliability table per level)",
          reads=("notion", "class_index", "n_bins", "group_bins", "strategy"))
-def group_tables(data: AuditData, settings: ReliabilitySettings, progress: Progress | None = None,
-           store=None) -> dict[str, tuple[pd.DataFrame, dict[str, pd.DataFrame]]]:
+def group_tables(data: AuditData, settings: ReliabilitySettings,
+                 progress: Progress | None = None, store=None
+                 ) -> dict[str, tuple[pd.DataFrame, dict[str, pd.DataFrame]]]:
     """Group attribute → its per-level summary and reliability tables
     (:func:`group_diagnostics`, ``min(n_bins, group_bins)`` bins)."""
     return {g: group_diagnostics(data, g, settings.notion, settings.class_index,
