@@ -89,7 +89,6 @@ from core.stattests.poisson_binomial import slice_moments, two_sided_p_values
 ERROR_RATES = ("fwer", "fdr")
 #: The column of the prediction's quantile ranges, a slicing dimension by default.
 PREDICTION_COLUMN = "predicted probability"
-ERROR_RATE_NAMES = {"fwer": "family-wise error rate", "fdr": "false discovery rate"}
 NOTIONS = ("positive", "top-label", "classwise")
 #: Consistency resamples of the max-|T| null.
 DEFAULT_RESAMPLES = 1000
