@@ -228,7 +228,7 @@ class Spec:
     @property
     def metric_series(self) -> list[tuple]:
         """The series the binned metrics average over: every class for classwise, as
-        :func:`core.metrics.binned.metrics_table` (the diagram's class among them)."""
+        :func:`core.metrics.metrics_table` (the diagram's class among them)."""
         return notion_series(self.notion, self.schema.n_classes)
 
     @property

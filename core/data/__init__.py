@@ -6,8 +6,8 @@ This is the public face (``from core.data import AuditData``); one concept per m
 
 * :mod:`core.data.readers` — CSV/TSV/Parquet files into a frame, delimiter and encoding
   detected; :mod:`core.data.column_guess` — roles guessed from names and values;
-* :mod:`core.data.table` — the raw table's columns (repeated names, categorical columns,
-  per-column summaries); :mod:`core.data.mapping` — which column plays which role;
+* :mod:`core.data.table` — the raw table's columns (repeated names, numeric and categorical
+  columns, per-column summaries); :mod:`core.data.mapping` — which column plays which role;
 * :mod:`core.data.predictions` — labels, probabilities and ensemble members decoded and
   checked; :mod:`core.data.features` — audit features encoded, groups, splits;
 * :mod:`core.data.audit_data` — :class:`AuditData`, the one validated input container;
@@ -40,7 +40,12 @@ from core.data.reference_model import (
     train_reference_model,
 )
 from core.data.stream import TableSource, open_source
-from core.data.table import deduplicate_columns, is_categorical, summarise_columns
+from core.data.table import (
+    deduplicate_columns,
+    is_categorical,
+    is_numeric_feature,
+    summarise_columns,
+)
 
 __all__ = [
     "DEFAULT_DEMO",
@@ -66,6 +71,7 @@ __all__ = [
     "german_credit_like_frame",
     "guess_columns",
     "is_categorical",
+    "is_numeric_feature",
     "load_demo",
     "open_source",
     "read_table",

@@ -36,7 +36,7 @@ from core.data.column_guess import guess_columns
 from core.data.leakage import FeatureScreen, LeftOut, leakage_warnings, screen_features
 from core.data.mapping import ColumnMapping
 from core.data.problems import DataError
-from core.data.table import MISSING_LEVEL, deduplicate_columns, is_categorical
+from core.data.table import MISSING_LEVEL, deduplicate_columns, is_numeric_feature
 
 #: Model name → label shown to users.
 REFERENCE_MODELS: dict[str, str] = {
@@ -566,8 +566,8 @@ def train_reference_model(
             f"at least {MIN_ROWS}. Load more data."
         )
     _check_class_sizes(label, y, classes)
-    categorical = [c for c in features if is_categorical(df[c])]
-    numeric = [c for c in features if c not in categorical]
+    numeric = [c for c in features if is_numeric_feature(df[c])]
+    categorical = [c for c in features if c not in numeric]
     for column in numeric:
         _check_numeric_feature(df[column])
     for column in categorical:
