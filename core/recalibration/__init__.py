@@ -2,17 +2,22 @@
 
 ``make_recalibrator(name, **params)`` builds a method from the registry ``RECALIBRATORS``;
 ``compare(audit, methods, ...)`` fits each on the calibration split and scores it on the test
-split (see :mod:`core.recalibration.compare`).
+split; ``recommend(table)`` chooses one by :data:`RECOMMENDATION_RULE`. One concept per module:
+
+* :mod:`core.recalibration.base` — the recalibrator protocol, base classes and the registry;
+* :mod:`core.recalibration.scaling`, :mod:`core.recalibration.binning` — the global scaling
+  and binning methods; :mod:`core.recalibration.local` — LoRe and the LCB correction;
+  :mod:`core.recalibration.group` — group-wise methods and multicalibration;
+* :mod:`core.recalibration.ranking` — the comparison workflow: fit on calibration rows, score
+  every method on test rows;
+* :mod:`core.recalibration.before_after` — a comparison's reliability tables, MLCE curves and
+  local bias before and after a method;
+* :mod:`core.recalibration.decision` — the recommendation rule.
 """
 
 from core.recalibration.base import RECALIBRATORS, Recalibrator, make_recalibrator
-from core.recalibration.compare import (
-    RECOMMENDATION_RULE,
-    Comparison,
-    Recommendation,
-    compare,
-    recommend,
-)
+from core.recalibration.decision import RECOMMENDATION_RULE, Recommendation, recommend
+from core.recalibration.ranking import Comparison, compare
 
 __all__ = ["RECALIBRATORS", "RECOMMENDATION_RULE", "Comparison", "Recalibrator",
            "Recommendation", "compare", "make_recalibrator", "recommend"]

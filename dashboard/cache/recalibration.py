@@ -2,7 +2,7 @@
 
 The comparison and its slow views report progress into a bar, so they are memoised per
 process (:class:`dashboard.cache.memo.ProcessMemo`) on the dataset fingerprint and the frozen
-:class:`~core.recalibration.compare.CompareSettings`; the quick reliability tables are cached
+:class:`~core.recalibration.ranking.CompareSettings`; the quick reliability tables are cached
 with ``st.cache_data`` on the same key (the comparison itself passed unhashed).
 """
 
@@ -14,13 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from core.data.audit_data import AuditData
-from core.recalibration.compare import (
-    CompareSettings,
-    Comparison,
-    lcb_before_after,
-    mlce_curves,
-    reliability_tables,
-)
+from core.recalibration.before_after import lcb_before_after, mlce_curves, reliability_tables
+from core.recalibration.ranking import CompareSettings, Comparison
 from dashboard.cache.memo import ProcessMemo
 
 _COMPARISONS = ProcessMemo(limit=8)

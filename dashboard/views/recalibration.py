@@ -15,14 +15,8 @@ from core.figures.recalibration import (
 )
 from core.figures.reliability import reliability_grid
 from core.recalibration import RECALIBRATORS
-from core.recalibration.compare import (
-    BETTER,
-    METRICS,
-    RECOMMENDATION_RULE,
-    UNCALIBRATED,
-    CompareSettings,
-    recommend,
-)
+from core.recalibration.decision import RECOMMENDATION_RULE, recommend
+from core.recalibration.ranking import BETTER, METRICS, UNCALIBRATED, CompareSettings
 from core.stattests.result import format_p_value
 from dashboard.cache import recalibration as recal_cache
 from dashboard.components import chart
