@@ -102,9 +102,9 @@ from core.local.slice_discovery import (
     SliceDiscovery,
     prediction_column_name,
     prediction_values,
+    slice_notion_of,
     slice_targets,
 )
-from core.local.slice_discovery import resolve_notion as slice_notion_of
 from core.local.slice_streamed import (
     CellSums,
     ColumnTally,

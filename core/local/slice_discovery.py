@@ -339,8 +339,10 @@ def _features_frame(features: object, n: int) -> pd.DataFrame:
     return frame
 
 
-def resolve_notion(notion: str | None, binary: bool) -> str:
-    """``positive`` for a binary model and ``classwise`` for a multiclass one by default."""
+def slice_notion_of(notion: str | None, binary: bool) -> str:
+    """The notion a slice search tests: ``positive`` for a binary model and ``classwise`` for
+    a multiclass one by default (unlike :func:`core.metrics.scores.resolve_notion`, whose
+    multiclass default is ``top-label``), else ``notion`` checked."""
     if notion is None:
         return "positive" if binary else "classwise"
     check_choice(notion, NOTIONS, "notion", "choose 'positive' (binary), 'top-label' or "
@@ -483,7 +485,7 @@ def discover_slices(
                  "'fdr' (false discovery rate)")
     n_resamples = check_count("n_resamples", n_resamples, 1)
     seed = check_count("seed", seed, 0)
-    notion = resolve_notion(notion, p.ndim == 1 or p.shape[1] == 2)
+    notion = slice_notion_of(notion, p.ndim == 1 or p.shape[1] == 2)
     m = 2 if p.ndim == 1 else p.shape[1]
     names = tuple(str(c) for c in (class_names or range(m)))
     if len(names) != m:
