@@ -17,7 +17,10 @@ This is the public face (``from core.data import AuditData``); one concept per m
 * :mod:`core.data.demo` — the four generated demos; :mod:`core.data.simulations` — the
   papers' simulated data and the scale table; :mod:`core.data.public_tables` — generated
   stand-ins for public tables (ProPublica's COMPAS file, German credit);
-* :mod:`core.data.reference_model` — train a model on a raw table and audit its predictions;
+* :mod:`core.data.reference_model` — train a model on a raw table and audit its predictions,
+  with :mod:`core.data.reference_split` (labels, stratified split),
+  :mod:`core.data.reference_estimators` (the models) and :mod:`core.data.outcome_check`
+  (does the model read the outcome);
   :mod:`core.data.leakage` — which columns it may learn from (label leakage, identifiers,
   dates);
 * :mod:`core.data.stream` — a table larger than memory (Parquet files, a Dask DataFrame)
@@ -29,12 +32,12 @@ from core.data.column_guess import ColumnGuess, guess_columns
 from core.data.demo import DEFAULT_DEMO, DEMOS, demo_frame, demo_mapping, load_demo
 from core.data.leakage import FeatureScreen, LeftOut, screen_features
 from core.data.mapping import ColumnMapping
+from core.data.outcome_check import ModelCheck
 from core.data.problems import DataError, ValidationNote, describe_rows
 from core.data.public_tables import compas_like_frame, german_credit_like_frame
 from core.data.readers import LoadedTable, read_table
+from core.data.reference_estimators import REFERENCE_MODELS
 from core.data.reference_model import (
-    REFERENCE_MODELS,
-    ModelCheck,
     ReferenceModelResult,
     default_model_features,
     train_reference_model,

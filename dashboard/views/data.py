@@ -15,11 +15,8 @@ from core.data.mapping import ColumnMapping, model_name
 from core.data.problems import DataError, ValidationNote
 from core.data.public_tables import compas_like_frame
 from core.data.readers import SUPPORTED_SUFFIXES, LoadedTable, check_limits, read_table
-from core.data.reference_model import (
-    REFERENCE_MODELS,
-    default_model_features,
-    train_reference_model,
-)
+from core.data.reference_estimators import REFERENCE_MODELS
+from core.data.reference_model import default_model_features, train_reference_model
 from core.data.table import deduplicate_columns, summarise_columns
 from core.figures.data import class_balance_figure
 from core.report.schema import csv_text
