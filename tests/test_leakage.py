@@ -12,18 +12,13 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from core.data.leakage import (
-    CONFINED_SHARE,
-    LEAK_AUC,
-    LIKELY_AUC,
-    after_outcome_name,
+from core.data.column_kinds import after_outcome_name, looks_like_dates, looks_like_identifier
+from core.data.leakage import CONFINED_SHARE, LEAK_AUC, LIKELY_AUC, screen_features
+from core.data.leakage_statistics import (
     auc_lower_bound,
     confined_share,
     hanley_mcneil_se,
-    looks_like_dates,
-    looks_like_identifier,
     one_class_presence,
-    screen_features,
     single_feature_auc,
 )
 from core.data.problems import DataError
