@@ -4,7 +4,8 @@
 ``compare(audit, methods, ...)`` fits each on the calibration split and scores it on the test
 split; ``recommend(table)`` chooses one by :data:`RECOMMENDATION_RULE`. One concept per module:
 
-* :mod:`core.recalibration.base` — the recalibrator protocol, base classes and the registry;
+* :mod:`core.recalibration.base` — the recalibrator protocol and base classes;
+  :mod:`core.recalibration.registry` — every method's parameters and :func:`make_recalibrator`;
 * :mod:`core.recalibration.scaling`, :mod:`core.recalibration.binning` — the global scaling
   and binning methods; :mod:`core.recalibration.local` — LoRe and the LCB correction;
   :mod:`core.recalibration.group` — group-wise methods and multicalibration;
@@ -15,9 +16,10 @@ split; ``recommend(table)`` chooses one by :data:`RECOMMENDATION_RULE`. One conc
 * :mod:`core.recalibration.decision` — the recommendation rule.
 """
 
-from core.recalibration.base import RECALIBRATORS, Recalibrator, make_recalibrator
+from core.recalibration.base import Recalibrator
 from core.recalibration.decision import RECOMMENDATION_RULE, Recommendation, recommend
 from core.recalibration.ranking import Comparison, compare
+from core.recalibration.registry import RECALIBRATORS, make_recalibrator
 
 __all__ = ["RECALIBRATORS", "RECOMMENDATION_RULE", "Comparison", "Recalibrator",
            "Recommendation", "compare", "make_recalibrator", "recommend"]

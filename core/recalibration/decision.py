@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from core.recalibration.base import RECALIBRATORS
 from core.recalibration.ranking import UNCALIBRATED
+from core.recalibration.registry import RECALIBRATORS
 
 #: The recommendation rule in one line (the page, the report and the CLI print it).
 RECOMMENDATION_RULE = (

@@ -56,7 +56,7 @@ from core.kernels.tiles import Standardizer
 from core.local.embedding import fit_embedding
 from core.local.lce_estimate import mlce
 from core.metrics.scores import brier_rows
-from core.recalibration.base import RECALIBRATORS
+from core.recalibration.registry import RECALIBRATORS
 from core.stattests.klce_grid import bandwidth_grid, klce_grid_test
 
 Progress = Callable[[float, str], None]
