@@ -14,15 +14,19 @@ This is the public face (``from core.data import AuditData``); one concept per m
 * :mod:`core.data.problems` — :class:`DataError` and the validation report's notes;
 * :mod:`core.data.validation` — the argument checks every public function runs once;
 * :mod:`core.data.groups` — levels of a group attribute, largest first;
-* :mod:`core.data.demo` — the four generated demos; :mod:`core.data.simulations` — the
-  papers' simulated data and the scale table; :mod:`core.data.public_tables` — generated
-  stand-ins for public tables (ProPublica's COMPAS file, German credit);
+* :mod:`core.data.demo` — the four generated demos (their generators in
+  :mod:`core.data.census_demo`, :mod:`core.data.land_cover_demo` and
+  :mod:`core.data.ensemble_demo`, the shared draws in :mod:`core.data.demo_draws`);
+  :mod:`core.data.simulations` — the papers' simulated data and the scale table;
+  :mod:`core.data.public_tables` — generated stand-ins for public tables (ProPublica's
+  COMPAS file, German credit);
 * :mod:`core.data.reference_model` — train a model on a raw table and audit its predictions,
   with :mod:`core.data.reference_split` (labels, stratified split),
   :mod:`core.data.reference_estimators` (the models) and :mod:`core.data.outcome_check`
   (does the model read the outcome);
   :mod:`core.data.leakage` — which columns it may learn from (label leakage, identifiers,
-  dates);
+  dates), with :mod:`core.data.leakage_statistics` (single-feature AUCs and their bounds)
+  and :mod:`core.data.column_kinds` (identifiers, dates, names recorded after the outcome);
 * :mod:`core.data.stream` — a table larger than memory (Parquet files, a Dask DataFrame)
   read partition by partition, validated with AuditData's checks (:func:`open_source`).
 """
