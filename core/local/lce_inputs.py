@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core.data.validation import check_count
-from core.metrics.binning import bin_edges, bin_indices
+from core.metrics.binning import bin_indices, edges_of
 
 #: Tile edge of the exact method; small tiles keep the Laplacian's element-wise passes in cache.
 LCE_TILE = 256
@@ -109,7 +109,11 @@ def confidence_bins(conf: ArrayLike, n_bins: int = 15) -> np.ndarray:
     ``strategy="uniform"`` and :func:`core.metrics.bin_indices`): bin 0 includes 0 and a
     confidence of exactly 1.0 is in bin ``n_bins − 1``. Returns ``(n,)`` int64 bin numbers.
     """
-    n_bins = check_count("n_bins", n_bins, 1)
-    c = np.asarray(conf, dtype=np.float64)
-    return bin_indices(c, bin_edges(c, n_bins, "uniform")).astype(np.int64)
+    return uniform_bins(np.asarray(conf, dtype=np.float64), check_count("n_bins", n_bins, 1))
+
+
+def uniform_bins(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """:func:`confidence_bins` of confidences and a bin count already checked at the caller's
+    public entry."""
+    return bin_indices(conf, edges_of(conf, n_bins, "uniform")).astype(np.int64)
 

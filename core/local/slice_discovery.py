@@ -81,7 +81,7 @@ from core.local.slice_space import DEFAULT_RANGES, SliceFamily, enumerate_slices
 from core.metrics.scores import confidence_outcome_of
 from core.stattests.multiple_testing import (
     benjamini_hochberg,
-    max_t_critical,
+    max_t_threshold,
     step_down_max_t,
 )
 from core.stattests.poisson_binomial import slice_moments, two_sided_p_values
@@ -550,7 +550,7 @@ def finish_discovery(family: SliceFamily, parts: list[dict], null: np.ndarray, a
     p_value = np.concatenate([part["p_value"] for part in parts])
     if error_rate == "fwer":
         adjusted = step_down_max_t(observed, null)
-        critical = max_t_critical(null, alpha)
+        critical = max_t_threshold(null, alpha)
     else:
         adjusted = benjamini_hochberg(p_value)
         flagged = max(1, int(np.count_nonzero(adjusted <= alpha)))

@@ -160,6 +160,12 @@ def bin_edges(conf: ArrayLike, n_bins: int = 15, strategy: str = "uniform") -> n
     conf = np.asarray(conf, dtype=np.float64)
     if conf.ndim != 1 or conf.size == 0 or not np.isfinite(conf).all():
         raise ValueError("conf must be a non-empty 1-D array of finite confidences.")
+    return edges_of(conf, n_bins, strategy)
+
+
+def edges_of(conf: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+    """:func:`bin_edges` of confidences, a bin count and a strategy already checked at the
+    caller's public entry (a non-empty 1-D float array of finite values)."""
     raw = raw_edges(conf, n_bins, strategy)
     if strategy == "uniform":
         return raw

@@ -14,7 +14,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from core.data.validation import check_choice, check_count, n_classes
-from core.metrics.binning import bin_edges, bin_indices, binned_inputs
+from core.metrics.binning import bin_indices, binned_inputs, edges_of
 from core.metrics.bootstrap import BLOCK_ELEMENTS
 from core.metrics.intervals import INTERVALS, binomial_interval, check_level, cornish_fisher_band
 from core.metrics.scores import confidence_outcome_of
@@ -150,7 +150,7 @@ def reliability_table(
             f"pass class_index (0 to {n_classes(p) - 1}) to choose the class."
         )
     conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
-    edges = bin_edges(conf, n_bins, strategy)
+    edges = edges_of(conf, n_bins, strategy)
     ids = bin_indices(conf, edges)
     k_bins = edges.shape[0] - 1
     counts = np.bincount(ids, minlength=k_bins)
