@@ -179,7 +179,7 @@ def is_numeric_feature(series: pd.Series) -> bool:
     A boolean column (``bool`` or pandas' nullable ``boolean``) has two levels and is a
     category, not a number; integer, float and nullable numeric columns (``Int64``) are
     numeric; text, object and categorical columns are not. The one rule every part of
-    :mod:`core` applies when it asks whether a feature is numeric.
+    ``core`` applies when it asks whether a feature is numeric.
 
     Parameters
     ----------
