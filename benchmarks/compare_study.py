@@ -47,7 +47,8 @@ from core.compare.simulate import (
     worse_pair,
 )
 from core.data.audit_data import AuditData
-from core.data.demo import CHALLENGER_GROUP, census_simulation, demo_mapping
+from core.data.census_demo import CHALLENGER_GROUP, census_simulation
+from core.data.demo import demo_mapping
 
 ALPHA = 0.05
 

@@ -30,7 +30,8 @@ import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
 from core.data.audit_data import AuditData
-from core.data.demo import CENSUS_AUDIT_FEATURES, CENSUS_FEATURES, census_simulation, demo_mapping
+from core.data.census_demo import CENSUS_AUDIT_FEATURES, CENSUS_FEATURES, census_simulation
+from core.data.demo import demo_mapping
 from core.local.embedding import METHODS, distinct_rows, embed, prepare_features
 
 RECALL_QUERIES = 1_000

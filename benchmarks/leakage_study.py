@@ -42,10 +42,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from core.data.leakage import (
-    CONFINED_SHARE,
-    LEAK_AUC,
-    LIKELY_AUC,
+from core.data.leakage import CONFINED_SHARE, LEAK_AUC, LIKELY_AUC
+from core.data.leakage_statistics import (
     auc_lower_bound,
     confined_share,
     one_class_presence,

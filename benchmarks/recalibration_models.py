@@ -6,7 +6,7 @@
 Random forests, k-NN and naive Bayes output exact 0s and 1s (or probabilities beyond what the
 calibration rows resolve), which broke every method taking a logarithm of a probability
 (issue 20). For each table × model family × repetition: a stratified third of the rows trains
-the model (:func:`core.data.reference_model.stratified_split`, seed = repetition), every
+the model (:func:`core.data.reference_split.stratified_split`, seed = repetition), every
 method is fitted on the calibration third and scored on the test third, and
 scikit-learn's ``CalibratedClassifierCV(FrozenEstimator(model), method="sigmoid" |
 "isotonic")`` is fitted on the same calibration rows (scikit-learn's sigmoid uses the
@@ -56,7 +56,7 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from core import metrics
 from core.data.demo import demo_frame
 from core.data.public_tables import COMPAS_AUDIT_FEATURES, COMPAS_MODEL_FEATURES, compas_like_frame
-from core.data.reference_model import stratified_split
+from core.data.reference_split import stratified_split
 from core.data.table import deduplicate_columns
 from core.recalibration import RECALIBRATORS, make_recalibrator
 

@@ -44,7 +44,7 @@ from core.data.readers import read_table
 from core.data.simulations import SCALE_FEATURES, scale_table
 from core.data.table import summarise_columns
 from core.kernels.rff import TEST_FEATURES
-from core.recalibration.compare import CompareSettings
+from core.recalibration.ranking import CompareSettings
 from core.report import build_report
 
 #: The Recalibration page's default methods.

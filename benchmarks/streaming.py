@@ -314,7 +314,8 @@ def baseline_seconds(data: Path) -> float:
     import pyarrow.parquet as pq
     from threadpoolctl import threadpool_limits
 
-    from core.metrics.binned import bootstrap_ci, ece
+    from core.metrics.binned import ece
+    from core.metrics.global_metrics import bootstrap_ci
 
     first = data if data.is_file() else sorted(data.rglob("*.parquet"))[0]
     start = time.perf_counter()

@@ -14,7 +14,7 @@ from core.audit import AuditSettings
 
 #: Small resample counts so one audit takes seconds.
 FAST = AuditSettings(n_bootstrap=30, test_resamples=60, grid_resamples=30)
-#: A hand-made recalibration comparison with the columns of core.recalibration.compare.
+#: A hand-made recalibration comparison with the columns of core.recalibration.ranking.
 COMPARISON = pd.DataFrame({
     "method": ["uncalibrated", "temperature", "isotonic"],
     "accuracy": [0.71, 0.71, 0.72], "brier": [0.201, 0.190, 0.188],

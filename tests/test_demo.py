@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from scipy.special import expit, softmax
 
-from core.data import demo
+from core.data import census_demo, demo, ensemble_demo, land_cover_demo
 from core.data.audit_data import AuditData
 from core.data.mapping import ColumnMapping
 from core.stattests.goodness_of_fit import hosmer_lemeshow
@@ -180,9 +180,9 @@ def test_census_columns_and_population(frames):
     assert frame["hours"].between(8, 80).all()
     assert set(frame["sex"]) == {"Female", "Male"}
     shares = frame["race"].value_counts(normalize=True)
-    assert set(shares.index) == set(demo.CENSUS_RACES)
+    assert set(shares.index) == set(census_demo.CENSUS_RACES)
     assert shares["White"] > 0.5 > shares["Hispanic"] > shares["Black"] > shares["Asian"]
-    assert set(frame["region"]) == set(demo.CENSUS_REGIONS)
+    assert set(frame["region"]) == set(census_demo.CENSUS_REGIONS)
     assert frame["p_default"].between(0, 1, inclusive="neither").all()
     assert 0.20 < frame["defaulted"].mean() < 0.40
 
@@ -237,11 +237,12 @@ def test_census_model_fails_locally_in_race_by_age_cells(frames):
 def test_census_training_rows_are_not_in_the_table(frames):
     # The model is fitted on 30,000 people generated before the 10,000 audit rows.
     frame = frames["census"]
-    assert len(frame) == demo.CENSUS_N_AUDIT
-    people, _ = demo._census_people(
-        demo.CENSUS_N_TRAIN + demo.CENSUS_N_AUDIT, np.random.default_rng(demo.CENSUS_SEED)
+    assert len(frame) == census_demo.CENSUS_N_AUDIT
+    people, _ = census_demo.census_people(
+        census_demo.CENSUS_N_TRAIN + census_demo.CENSUS_N_AUDIT,
+        np.random.default_rng(census_demo.CENSUS_SEED),
     )
-    audit = people.iloc[demo.CENSUS_N_TRAIN:].reset_index(drop=True)
+    audit = people.iloc[census_demo.CENSUS_N_TRAIN:].reset_index(drop=True)
     pd.testing.assert_frame_equal(frame[audit.columns], audit)
 
 
@@ -250,25 +251,25 @@ def test_census_training_rows_are_not_in_the_table(frames):
 
 def test_multiclass_columns_and_labels(frames):
     frame = frames["multiclass"]
-    prob_columns = [f"p_{c}" for c in demo.LAND_COVER]
+    prob_columns = [f"p_{c}" for c in land_cover_demo.LAND_COVER]
     assert list(frame.columns) == [
-        *demo.LAND_FEATURES, "site", "land_cover", *prob_columns, "split",
+        *land_cover_demo.LAND_FEATURES, "site", "land_cover", *prob_columns, "split",
     ]
-    assert set(frame["land_cover"]) == set(demo.LAND_COVER)
-    assert set(frame["site"]) == set(demo.SITES)
+    assert set(frame["land_cover"]) == set(land_cover_demo.LAND_COVER)
+    assert set(frame["site"]) == set(land_cover_demo.SITES)
     np.testing.assert_allclose(frame[prob_columns].sum(axis=1), 1.0, atol=1e-12)
     data = demo.load_demo("multiclass")
-    assert data.classes == demo.LAND_COVER
-    assert data.feature_names == demo.LAND_FEATURES
+    assert data.classes == land_cover_demo.LAND_COVER
+    assert data.feature_names == land_cover_demo.LAND_FEATURES
     assert list(data.groups.columns) == ["site"]
-    expected = frame["land_cover"].map({c: i for i, c in enumerate(demo.LAND_COVER)})
+    expected = frame["land_cover"].map({c: i for i, c in enumerate(land_cover_demo.LAND_COVER)})
     np.testing.assert_array_equal(data.y, expected.to_numpy())
 
 
 def test_multiclass_model_is_overconfident(frames):
     frame = frames["multiclass"]
-    probs = frame[[f"p_{c}" for c in demo.LAND_COVER]].to_numpy()
-    y = frame["land_cover"].map({c: i for i, c in enumerate(demo.LAND_COVER)}).to_numpy()
+    probs = frame[[f"p_{c}" for c in land_cover_demo.LAND_COVER]].to_numpy()
+    y = frame["land_cover"].map({c: i for i, c in enumerate(land_cover_demo.LAND_COVER)}).to_numpy()
     confidence = probs.max(axis=1).mean()
     correct = probs.argmax(axis=1) == y
     accuracy = correct.mean()
@@ -277,7 +278,7 @@ def test_multiclass_model_is_overconfident(frames):
     se = np.sqrt(accuracy * (1 - accuracy) / len(y))
     assert confidence - accuracy - 4 * se >= 0.05
     # Undoing the sharpening (temperature T = 2.5 on log p) removes the gap to within noise.
-    unsharpened = softmax(np.log(probs) / demo.LAND_SHARPEN, axis=1)
+    unsharpened = softmax(np.log(probs) / land_cover_demo.LAND_SHARPEN, axis=1)
     gap = unsharpened.max(axis=1).mean() - (unsharpened.argmax(axis=1) == y).mean()
     assert abs(gap) < 4 * se
 
@@ -301,7 +302,7 @@ def test_ensemble_columns_and_mapping(frames):
 
 
 def test_ensemble_truth_is_a_calibrated_member_combination(frames):
-    full = demo.ensemble_simulation(include_truth=True)
+    full = ensemble_demo.ensemble_simulation(include_truth=True)
     pd.testing.assert_frame_equal(full[frames["ensemble"].columns], frames["ensemble"])
     members = full[[f"member_{k}" for k in range(1, 6)]].to_numpy()
     weights = full[[f"weight_{k}" for k in range(1, 6)]].to_numpy()

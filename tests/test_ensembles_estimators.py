@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.ensembles import estimators
-from core.ensembles.estimators import ESTIMATORS, ce2, cekl, kde_ratio, skce
+from core.ensembles import calibration_errors
+from core.ensembles.calibration_errors import ESTIMATORS, ce2, cekl, kde_ratio, skce
 from core.metrics.skce_estimate import skce as core_skce
 
 
@@ -61,7 +61,7 @@ def test_tiles_give_the_same_answer(monkeypatch) -> None:
     rng = np.random.default_rng(3)
     F, y = calibrated(50, 4, rng)
     whole = ce2(F, y), cekl(F, y)
-    monkeypatch.setattr(estimators, "TILE", 7)
+    monkeypatch.setattr(calibration_errors, "TILE", 7)
     assert (ce2(F, y), cekl(F, y)) == pytest.approx(whole, rel=1e-12)
 
 
@@ -124,10 +124,10 @@ def test_resampled_values_equal_the_estimator_on_the_drawn_rows(key: str, K: int
     (with duplicates) and labels — the literal definition of the bootstrap null."""
     rng = np.random.default_rng(7)
     F = rng.dirichlet(np.full(K, 2.0), size=25)
-    counts = estimators.resample_counts(F, 6, rng)
+    counts = calibration_errors.resample_counts(F, 6, rng)
     assert (counts.sum(axis=(0, 2)) == 25).all()
     h = 0.3 if key != "skce" else 0.6
-    fast = estimators.resampled_values(key, F, counts, h)
+    fast = calibration_errors.resampled_values(key, F, counts, h)
     for b in range(6):
         rows, labels = np.nonzero(counts[:, b, :])
         reps = counts[rows, b, labels]
@@ -141,7 +141,7 @@ def test_resample_counts_follow_the_predictions() -> None:
     errors √(p̄(1 − p̄)/(400·50))."""
     rng = np.random.default_rng(8)
     F = rng.dirichlet(np.ones(3), size=50)
-    counts = estimators.resample_counts(F, 400, rng)
+    counts = calibration_errors.resample_counts(F, 400, rng)
     shares = counts.sum(axis=(0, 1)) / counts.sum()
     expected = F.mean(axis=0)
     se = np.sqrt(expected * (1 - expected) / (400 * 50))
@@ -154,9 +154,9 @@ def test_resampled_values_stay_finite_with_isolated_rows() -> None:
     equal the recomputation (the case that once overflowed on the multiclass simulation)."""
     rng = np.random.default_rng(9)
     F = rng.dirichlet(np.full(5, 0.5), size=40)
-    counts = estimators.resample_counts(F, 5, rng)
+    counts = calibration_errors.resample_counts(F, 5, rng)
     for key in ("ce2", "cekl"):
-        fast = estimators.resampled_values(key, F, counts, 0.02)
+        fast = calibration_errors.resampled_values(key, F, counts, 0.02)
         assert np.isfinite(fast).all()
         for b in range(5):
             rows, labels = np.nonzero(counts[:, b, :])

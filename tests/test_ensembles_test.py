@@ -128,7 +128,7 @@ def test_simulation_settings_are_registered() -> None:
 
 
 def test_consistency_null_keeps_every_row_once(binary_h0) -> None:
-    from core.ensembles.estimators import resample_counts
+    from core.ensembles.calibration_errors import resample_counts
 
     members, y, X, _ = binary_h0
     F = np.random.default_rng(0).dirichlet(np.ones(3), size=40)
@@ -141,7 +141,7 @@ def test_consistency_null_keeps_every_row_once(binary_h0) -> None:
 
 
 def test_refit_null_repeats_the_weight_fit_on_labels_redrawn_for_every_row() -> None:
-    from core.ensembles.estimators import ESTIMATORS
+    from core.ensembles.calibration_errors import ESTIMATORS
     from core.ensembles.test import refit_null
 
     rng = np.random.default_rng(3)

@@ -12,18 +12,13 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from core.data.leakage import (
-    CONFINED_SHARE,
-    LEAK_AUC,
-    LIKELY_AUC,
-    after_outcome_name,
+from core.data.column_kinds import after_outcome_name, looks_like_dates, looks_like_identifier
+from core.data.leakage import CONFINED_SHARE, LEAK_AUC, LIKELY_AUC, screen_features
+from core.data.leakage_statistics import (
     auc_lower_bound,
     confined_share,
     hanley_mcneil_se,
-    looks_like_dates,
-    looks_like_identifier,
     one_class_presence,
-    screen_features,
     single_feature_auc,
 )
 from core.data.problems import DataError
@@ -262,7 +257,7 @@ def test_a_leak_chosen_anyway_trains_with_a_warning_that_names_it() -> None:
 def test_the_whole_model_check_names_the_columns_that_carry_the_outcome() -> None:
     """With 'event' and 'end' added by hand the forest reaches a test AUC far above the same
     model without them; their removal lowers the AUC on the calibration rows most."""
-    from core.data.reference_model import AUC_MARGIN
+    from core.data.outcome_check import AUC_MARGIN
 
     frame = compas_like_frame()
     features = ["sex", "age", "race", "priors_count", "juv_fel_count", "event", "end"]
@@ -299,7 +294,7 @@ def test_confinement_needs_enough_rows_of_the_class() -> None:
 def test_a_model_too_good_to_be_true_is_named_even_without_a_flagged_column() -> None:
     """Five columns of AUC ≈ 0.8 each pass the screen; together they separate the label
     (test AUC > 0.95): the check says so and names the columns that carry it most."""
-    from core.data.reference_model import HIGH_AUC
+    from core.data.outcome_check import HIGH_AUC
 
     rng = np.random.default_rng(10)
     n = 1_500

@@ -778,7 +778,7 @@ def test_a_large_bin_takes_the_cornish_fisher_band_of_its_calibrated_count() -> 
     # over (0.6, 0.9]: the calibrated counts are Binomial(20,000, 0.3) and a Poisson-binomial;
     # their Cornish–Fisher quantiles match the exact binomial ones to within one count, and
     # 20,000 redraws of the second bin to within their Monte-Carlo error.
-    from core.metrics.binned import BAND_VARIANCE
+    from core.metrics.reliability import BAND_VARIANCE
 
     rng = np.random.default_rng(0)
     p = np.concatenate([np.full(20_000, 0.3), rng.uniform(0.6, 0.9, 12_000)])

@@ -12,7 +12,8 @@ from scipy.special import expit, zeta
 
 from core import metrics, monitor
 from core.data.audit_data import AuditData
-from core.data.demo import census_stream_simulation, demo_mapping
+from core.data.census_demo import census_stream_simulation
+from core.data.demo import demo_mapping
 from core.data.problems import DataError
 from core.data.time_column import parse_times, period_labels
 from core.monitor.betting import bet_grid, stitching_boundary

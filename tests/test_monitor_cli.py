@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from core.cli import main
-from core.data.demo import census_stream_simulation
+from core.data.census_demo import census_stream_simulation
 from core.monitor import drifting_stream
 
 OPTIONS = ["--time", "decision_date", "--prob", "p_default", "--label", "defaulted",

@@ -13,7 +13,12 @@ from core.data.column_guess import guess_columns
 from core.data.problems import DataError
 from core.data.readers import read_table
 from core.data.reference_model import train_reference_model
-from core.data.table import MISSING_LEVEL, deduplicate_columns, is_categorical
+from core.data.table import (
+    MISSING_LEVEL,
+    deduplicate_columns,
+    is_categorical,
+    is_numeric_feature,
+)
 from core.kernels.tiles import Standardizer
 from core.local.embedding import landscape_coordinates, profile_coordinates
 from tests.realdata_tables import (
@@ -164,6 +169,24 @@ def test_booleans_are_two_level_categories_and_zero_one_numbers_stay_numeric() -
     audit = AuditData.from_frame(frame, label="y", prob="p", features=["is_female", "is_young"])
     assert audit.feature_names == ("is_female=False", "is_female=True", "is_young")
     assert set(audit.feature_frame["is_female"]) == {"False", "True"}
+
+
+@pytest.mark.parametrize(("values", "dtype", "numeric"), [
+    ([True, False, True], "bool", False),
+    ([True, None, False], "boolean", False),
+    ([1, 2, 3], "int64", True),
+    ([1, None, 3], "Int64", True),
+    ([0.5, 1.5, np.nan], "float64", True),
+    (["a", "b", "a"], "category", False),
+    ([1, 2, 1], "category", False),
+    (["a", "b", None], "object", False),
+    ([1, "b", 2.0], "object", False),
+])
+def test_is_numeric_feature_counts_booleans_as_two_level_categories(
+        values: list, dtype: str, numeric: bool) -> None:
+    series = pd.Series(values, dtype=dtype)
+    assert is_numeric_feature(series) is numeric
+    assert is_categorical(series) is not numeric
 
 
 def test_missing_level_is_shared() -> None:

@@ -1,4 +1,4 @@
-"""The comparison workflow (core.recalibration.compare) on small tables."""
+"""The comparison workflow (core.recalibration.ranking) on small tables."""
 
 from __future__ import annotations
 
@@ -11,13 +11,8 @@ import pytest
 from core.data.audit_data import AuditData
 from core.data.validation import sigmoid
 from core.recalibration import compare
-from core.recalibration.compare import (
-    METRICS,
-    UNCALIBRATED,
-    lcb_before_after,
-    mlce_curves,
-    reliability_tables,
-)
+from core.recalibration.before_after import lcb_before_after, mlce_curves, reliability_tables
+from core.recalibration.ranking import METRICS, UNCALIBRATED
 
 METHODS = ["temperature", "isotonic", "vector", "lore", "group-histogram", "multicalibration"]
 

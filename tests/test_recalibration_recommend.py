@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from core.recalibration import RECOMMENDATION_RULE, compare, recommend
-from core.recalibration.compare import UNCALIBRATED, brier_worse_p_value
+from core.recalibration.ranking import UNCALIBRATED, brier_worse_p_value
 
 
 def table(rows: list[tuple[str, float, float, float]]) -> pd.DataFrame:

@@ -8,17 +8,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.data import demo
+from core.data import census_demo, demo
 from core.data.audit_data import AuditData
 from core.data.problems import DataError
-from core.data.reference_model import (
-    REFERENCE_MODELS,
-    ReferenceModelResult,
-    stratified_split,
-    train_reference_model,
-)
+from core.data.reference_estimators import REFERENCE_MODELS
+from core.data.reference_model import ReferenceModelResult, train_reference_model
+from core.data.reference_split import stratified_split
 
-CENSUS_FEATURES = list(demo.CENSUS_FEATURES)
+CENSUS_FEATURES = list(census_demo.CENSUS_FEATURES)
 
 
 @pytest.fixture(scope="module")

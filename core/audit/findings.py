@@ -10,10 +10,11 @@ import pandas as pd
 from core import metrics
 from core.audit.local_bias import PREDICTION
 from core.audit.results import LcbSection
-from core.audit.rows import is_numeric_feature, reference_and_query, slice_frame
+from core.audit.rows import reference_and_query, slice_frame
 from core.audit.settings import FindingsSettings
 from core.audit.store import Progress, section
 from core.data.audit_data import AuditData
+from core.data.table import is_numeric_feature
 from core.kernels.spec import one_vs_rest
 from core.local.slice_discovery import SliceDiscovery, discover_slices, with_prediction
 from core.local.slice_space import Slice

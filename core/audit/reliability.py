@@ -46,7 +46,7 @@ SKCE_RESAMPLES = 200
 def metrics_with_skce(probs: np.ndarray, y: np.ndarray, notion: str, n_bins: int,
                       strategy: str, n_resamples: int, method: str, seed: int = 0,
                       computation: str = "auto") -> pd.DataFrame:
-    """:func:`core.metrics.binned.metrics_table` plus the canonical SKCE with its bootstrap interval
+    """:func:`core.metrics.metrics_table` plus the canonical SKCE with its bootstrap interval
     (at most :data:`SKCE_RESAMPLES` resamples), computed under the ``computation`` rule of
     :func:`core.stattests.skce.skce_test` (:func:`core.metrics.skce_estimate.skce_summary`). The
     SKCE row's

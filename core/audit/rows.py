@@ -8,6 +8,7 @@ import pandas as pd
 
 from core.audit.settings import PARTS
 from core.data.audit_data import AuditData
+from core.data.table import is_numeric_feature
 from core.data.validation import check_choice
 from core.kernels.spec import KernelSpec
 
@@ -130,6 +131,3 @@ def numeric_features(audit: AuditData, names: tuple[str, ...]) -> list[str]:
     """
     return [c for c in names if is_numeric_feature(audit.feature_frame[c])]
 
-
-def is_numeric_feature(series: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)

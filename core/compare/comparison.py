@@ -51,7 +51,7 @@ from core.data.validation import (
 )
 from core.kernels.resampling import row_sample
 from core.kernels.spec import KernelSpec, inputs_for
-from core.metrics.binned import reliability_table
+from core.metrics.reliability import reliability_table
 from core.metrics.scores import confidence_outcome_of, default_notion
 from core.metrics.smooth import smooth_ece_of
 from core.stattests.klce import klce_test

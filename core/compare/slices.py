@@ -47,7 +47,7 @@ from scipy import stats
 
 from core.local.slice_resampling import RowScores, slice_sums
 from core.local.slice_space import DEFAULT_RANGES, SliceFamily, enumerate_slices
-from core.stattests.multiple_testing import max_t_critical, single_step_p_values
+from core.stattests.multiple_testing import max_t_threshold, single_step_p_values
 
 #: Slices with fewer rows are not tested (a mean of fewer rows is too far from normal).
 MIN_SLICE_ROWS = 50
@@ -147,7 +147,7 @@ def slice_differences(
         parts[criterion] = (mean, se, t)
     null_matrix = np.vstack(null)
     adjusted_all = single_step_p_values(np.concatenate(observed), null_matrix)
-    critical = max_t_critical(null_matrix, alpha)
+    critical = max_t_threshold(null_matrix, alpha)
     half = stats.t.isf(stats.norm.sf(critical), df)  # the critical tail, back on t's scale
     names, tables = compared.names, []
     for k, (criterion, (mean, se, t)) in enumerate(parts.items()):

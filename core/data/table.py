@@ -47,9 +47,7 @@ def _same_values(a: pd.Series, b: pd.Series) -> bool:
     """Equal in every row, missing where the other is missing; numbers compare by value."""
     if a.equals(b):
         return True
-    numeric = [pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-               for s in (a, b)]
-    if all(numeric):
+    if is_numeric_feature(a) and is_numeric_feature(b):
         return bool(np.array_equal(a.to_numpy(dtype=float, na_value=np.nan),
                                    b.to_numpy(dtype=float, na_value=np.nan), equal_nan=True))
     return False
@@ -175,6 +173,26 @@ def numeric_values(series: pd.Series, role: str) -> np.ndarray:
     return values
 
 
+def is_numeric_feature(series: pd.Series) -> bool:
+    """Whether a feature column is used as a number: a numeric dtype that is not boolean.
+
+    A boolean column (``bool`` or pandas' nullable ``boolean``) has two levels and is a
+    category, not a number; integer, float and nullable numeric columns (``Int64``) are
+    numeric; text, object and categorical columns are not. The one rule every part of
+    ``core`` applies when it asks whether a feature is numeric.
+
+    Parameters
+    ----------
+    series : pandas.Series
+        One column.
+
+    Returns
+    -------
+    bool
+    """
+    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
 def is_categorical(series: pd.Series) -> bool:
     """Whether a feature column is one-hot encoded (True) or used as a number (False).
 
@@ -192,7 +210,7 @@ def is_categorical(series: pd.Series) -> bool:
     -------
     bool
     """
-    return pd.api.types.is_bool_dtype(series) or not pd.api.types.is_numeric_dtype(series)
+    return not is_numeric_feature(series)
 
 
 def summarise_columns(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -215,7 +233,7 @@ def summarise_columns(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     for column in df.columns:
         series = df[column]
         base = {"column": str(column), "missing": int(series.isna().sum())}
-        if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
+        if is_numeric_feature(series):
             values = series.astype(float)
             numeric_rows.append({
                 **base, "distinct": int(series.nunique()), "mean": values.mean(),

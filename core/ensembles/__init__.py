@@ -4,15 +4,15 @@ The calibration test for sets of probabilistic predictors with instance-dependen
 weights of Jürgens, Mortier, Hüllermeier, Bengs & Waegeman
 (``papers/credal-set-calibration-test.txt``), one concept per module:
 
-* :mod:`~core.ensembles.estimators` — CE₂, CE_KL and SKCE of a combined prediction, with
-  gradients;
+* :mod:`~core.ensembles.calibration_errors` — CE₂, CE_KL and SKCE of a combined prediction,
+  with gradients;
 * :mod:`~core.ensembles.weights` — the weight network λ(x) and its training (eq. 16);
 * :mod:`~core.ensembles.test` — Algorithm 1 and the paper's two baselines;
 * :mod:`~core.ensembles.simulate` — the paper's simulated settings;
 * :mod:`~core.ensembles.summary` — the three tests side by side, for the app.
 """
 
-from core.ensembles.estimators import ESTIMATORS, ce2, cekl, kde_ratio, skce
+from core.ensembles.calibration_errors import ESTIMATORS, ce2, cekl, kde_ratio, skce
 from core.ensembles.simulate import SETTINGS, simulate
 from core.ensembles.summary import (
     ENSEMBLE_ROWS,

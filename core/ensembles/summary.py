@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from core.data.audit_data import AuditData
-from core.ensembles.estimators import ESTIMATORS
+from core.ensembles.calibration_errors import ESTIMATORS
 from core.ensembles.test import (
     WEIGHT_LABELS,
     WEIGHTS,
@@ -44,7 +44,7 @@ class CredalSettings:
     Attributes
     ----------
     estimator : str
-        Key of :data:`core.ensembles.estimators.ESTIMATORS`.
+        Key of :data:`core.ensembles.calibration_errors.ESTIMATORS`.
     n_resamples : int
         B, bootstrap resamples per test.
     split : tuple of float

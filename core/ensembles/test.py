@@ -72,7 +72,7 @@ from core.data.validation import (
     check_seed,
     softmax,
 )
-from core.ensembles.estimators import ESTIMATORS, resample_counts, resampled_values
+from core.ensembles.calibration_errors import ESTIMATORS, resample_counts, resampled_values
 from core.ensembles.weights import WeightNetwork, WeightSettings, combine
 from core.kernels.resampling import categorical_labels
 from core.stattests.result import TestResult, paper_p_value, resampling_p_value
@@ -230,7 +230,7 @@ def bootstrap_null(combined: np.ndarray, estimator: str, bandwidth: float, n_res
     """B statistics on rows drawn with replacement (``null="bootstrap"``, Algorithm 1,
     lines 5–12) or kept (``"consistency"``, ``"refit"``) and labels redrawn from the
     prediction, all
-    resamples in one pass per row tile (:func:`core.ensembles.estimators.resampled_values`),
+    resamples in one pass per row tile (:func:`core.ensembles.calibration_errors.resampled_values`),
     in chunks for the progress bar."""
     values = np.empty(n_resamples)
     chunk = max(1, min(NULL_CHUNK, n_resamples))
@@ -344,7 +344,7 @@ def credal_test(
     X : ndarray of shape (n, d)
         Instance features the weights λ(x) may depend on.
     estimator : {"ce2", "cekl", "skce"}
-        The calibration-error estimator ĝ (:data:`core.ensembles.estimators.ESTIMATORS`).
+        The calibration-error estimator ĝ (:data:`core.ensembles.calibration_errors.ESTIMATORS`).
     weights : {"learned", "mean", "sampled"}
         Learned instance-dependent weights (Algorithm 1) or a baseline (module doc).
     n_resamples : int

@@ -8,9 +8,10 @@ with the combined loss of eq. 16,
     L(θ) = 1/n Σ_i ℓ(f_λθ(x_i), y_i) + γ · ĝ(f_λθ),
 
 ℓ a proper scoring rule (Brier score, or log loss with CE_KL) and ĝ a differentiable
-calibration-error estimator (:mod:`core.ensembles.estimators`), γ = 0.01 as in the paper. The
-network has three hidden layers of 16 tanh units (the paper's synthetic experiments use 3 × 16;
-tanh instead of ReLU makes the objective smooth for L-BFGS and for the gradient checks).
+calibration-error estimator (:mod:`core.ensembles.calibration_errors`), γ = 0.01 as in the
+paper. The network has three hidden layers of 16 tanh units (the paper's synthetic experiments
+use 3 × 16; tanh instead of ReLU makes the objective smooth for L-BFGS and for the gradient
+checks).
 
 Written with numpy only: the forward pass, the analytic backward pass, and full-batch L-BFGS
 (``scipy.optimize.minimize``) with early stopping on a validation split — the parameters with
@@ -53,7 +54,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from core.data.validation import softmax
-from core.ensembles.estimators import EPS, ESTIMATORS
+from core.ensembles.calibration_errors import EPS, ESTIMATORS
 from core.kernels.tiles import Standardizer
 
 Progress = Callable[[float, str], None]
@@ -229,7 +230,7 @@ class WeightNetwork:
     Parameters
     ----------
     estimator : str
-        Key of :data:`core.ensembles.estimators.ESTIMATORS` for the calibration penalty; it
+        Key of :data:`core.ensembles.calibration_errors.ESTIMATORS` for the calibration penalty; it
         also picks the scoring rule (log loss for ``"cekl"``, else Brier).
     bandwidth : float or None
         Bandwidth of the penalty's estimator; None = its default (the median heuristic of

@@ -90,7 +90,7 @@ def klce_pvalue_figure(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
 
 def lcb_before_after_figure(trends: pd.DataFrame, feature: str) -> go.Figure:
     """Trend of the local bias LCB against one feature before and after a recalibration,
-    with bootstrap bands (``core.recalibration.compare.lcb_before_after``); a repaired model
+    with bootstrap bands (``core.recalibration.before_after.lcb_before_after``); a repaired model
     has its curve on the zero line.
 
     Parameters

@@ -107,11 +107,6 @@ def _laplacian_tile(xp: ModuleType, a, b, gamma: float):
     return xp.exp(dist, out=dist)
 
 
-def kernel_block(kind: str, a: np.ndarray, b: np.ndarray, bandwidth: float) -> np.ndarray:
-    """Gaussian (``bandwidth`` = σ) or Laplacian (``bandwidth`` = γ) block."""
-    return _kernel_tile(np, kind, _as_2d(a), _as_2d(b), bandwidth)
-
-
 def _kernel_tile(xp: ModuleType, kind: str, a, b, bandwidth: float):
     """A kernel block in the array module ``xp`` (Gaussian points not yet scaled by σ)."""
     if kind == "gaussian":

@@ -130,7 +130,7 @@ class _Prepared:
 def _prepare(conf: ArrayLike, correct: ArrayLike, features: ArrayLike, n_bins: int) -> _Prepared:
     c, o = check_vectors(conf, correct)
     x = check_features(features, c.shape[0])
-    bins = confidence_bins(c, check_count("n_bins", n_bins, 1))
+    bins = confidence_bins(c, n_bins)
     return _Prepared(c - o, x, _bin_groups(bins))
 
 

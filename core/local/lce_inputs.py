@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core.data.validation import check_count
-from core.metrics.binning import bin_edges, bin_indices
+from core.metrics.binning import bin_indices, edges_of
 
 #: Tile edge of the exact method; small tiles keep the Laplacian's element-wise passes in cache.
 LCE_TILE = 256
@@ -116,7 +116,11 @@ def confidence_bins(conf: ArrayLike, n_bins: int = 15) -> np.ndarray:
     n_bins : int, default 15
         Equal-width bins.
     """
-    n_bins = check_count("n_bins", n_bins, 1)
-    c = np.asarray(conf, dtype=np.float64)
-    return bin_indices(c, bin_edges(c, n_bins, "uniform")).astype(np.int64)
+    return uniform_bins(np.asarray(conf, dtype=np.float64), check_count("n_bins", n_bins, 1))
+
+
+def uniform_bins(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """:func:`confidence_bins` of confidences and a bin count already checked at the caller's
+    public entry."""
+    return bin_indices(conf, edges_of(conf, n_bins, "uniform")).astype(np.int64)
 

@@ -12,8 +12,8 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from core.data.validation import check_count
-from core.local.lce_inputs import check_vectors, confidence_bins
-from core.metrics.binning import bin_edges
+from core.local.lce_inputs import check_vectors, uniform_bins
+from core.metrics.binning import edges_of
 
 # --------------------------------------------------------------------------- per-bin views
 
@@ -61,8 +61,8 @@ def bin_summary(
     c, o = check_vectors(conf, correct)
     v = _check_lce_values(lce_values, c.shape[0])
     n_bins = check_count("n_bins", n_bins, 1)
-    bins = confidence_bins(c, n_bins)
-    edges = bin_edges(c, n_bins, "uniform")
+    bins = uniform_bins(c, n_bins)
+    edges = edges_of(c, n_bins, "uniform")
     counts = np.bincount(bins, minlength=n_bins)
     filled = counts > 0
 
@@ -141,7 +141,7 @@ def bin_lce_cdf(
     ):
         raise ValueError(f"bin_index must be a bin number from 0 to {n_bins - 1}, not "
                          f"{bin_index!r}.")
-    inside = confidence_bins(c, n_bins) == bin_index
+    inside = uniform_bins(c, n_bins) == bin_index
     values, fraction = lce_cdf(v[inside])
     if not inside.any():
         return BinCdf(int(bin_index), values, fraction, np.nan, np.nan, np.nan)

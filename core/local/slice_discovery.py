@@ -81,7 +81,7 @@ from core.local.slice_space import DEFAULT_RANGES, SliceFamily, enumerate_slices
 from core.metrics.scores import confidence_outcome_of
 from core.stattests.multiple_testing import (
     benjamini_hochberg,
-    max_t_critical,
+    max_t_threshold,
     step_down_max_t,
 )
 from core.stattests.poisson_binomial import slice_moments, two_sided_p_values
@@ -89,7 +89,6 @@ from core.stattests.poisson_binomial import slice_moments, two_sided_p_values
 ERROR_RATES = ("fwer", "fdr")
 #: The column of the prediction's quantile ranges, a slicing dimension by default.
 PREDICTION_COLUMN = "predicted probability"
-ERROR_RATE_NAMES = {"fwer": "family-wise error rate", "fdr": "false discovery rate"}
 NOTIONS = ("positive", "top-label", "classwise")
 #: Consistency resamples of the max-|T| null.
 DEFAULT_RESAMPLES = 1000
@@ -340,8 +339,10 @@ def _features_frame(features: object, n: int) -> pd.DataFrame:
     return frame
 
 
-def resolve_notion(notion: str | None, binary: bool) -> str:
-    """``positive`` for a binary model and ``classwise`` for a multiclass one by default."""
+def slice_notion_of(notion: str | None, binary: bool) -> str:
+    """The notion a slice search tests: ``positive`` for a binary model and ``classwise`` for
+    a multiclass one by default (unlike :func:`core.metrics.scores.resolve_notion`, whose
+    multiclass default is ``top-label``), else ``notion`` checked."""
     if notion is None:
         return "positive" if binary else "classwise"
     check_choice(notion, NOTIONS, "notion", "choose 'positive' (binary), 'top-label' or "
@@ -484,7 +485,7 @@ def discover_slices(
                  "'fdr' (false discovery rate)")
     n_resamples = check_count("n_resamples", n_resamples, 1)
     seed = check_count("seed", seed, 0)
-    notion = resolve_notion(notion, p.ndim == 1 or p.shape[1] == 2)
+    notion = slice_notion_of(notion, p.ndim == 1 or p.shape[1] == 2)
     m = 2 if p.ndim == 1 else p.shape[1]
     names = tuple(str(c) for c in (class_names or range(m)))
     if len(names) != m:
@@ -549,7 +550,7 @@ def finish_discovery(family: SliceFamily, parts: list[dict], null: np.ndarray, a
     p_value = np.concatenate([part["p_value"] for part in parts])
     if error_rate == "fwer":
         adjusted = step_down_max_t(observed, null)
-        critical = max_t_critical(null, alpha)
+        critical = max_t_threshold(null, alpha)
     else:
         adjusted = benjamini_hochberg(p_value)
         flagged = max(1, int(np.count_nonzero(adjusted <= alpha)))

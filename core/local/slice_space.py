@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from core.data.table import is_numeric_feature
 from core.data.validation import check_count
 
 #: Default number of quantile ranges of a numeric column.
@@ -272,7 +273,7 @@ def range_label(name: str, low: float, high: float, closed: bool, whole: bool) -
 def code_column(name: str, column: pd.Series, n_ranges: int) -> tuple[Coding, np.ndarray]:
     """The coding of one column (module doc) and its codes (hash-based: no sort of n values)."""
     missing = column.isna().to_numpy()
-    numeric = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column)
+    numeric = is_numeric_feature(column)
     codes = np.full(len(column), -1, dtype=np.int32)
     conditions: list[Condition] = []
     values = column.to_numpy(dtype=np.float64, na_value=np.nan) if numeric else None

@@ -4,9 +4,10 @@ intervals and bootstrap.
 
 This is the public face (``from core import metrics``); one concept per module:
 
-* :mod:`core.metrics.binned` — accuracy, Brier, NLL, ECE/MCE/ACE, debiased ECE, the
-  reliability table and the metric table with bootstrap intervals (the calibration notions
-  and the binning rule are documented there);
+* :mod:`core.metrics.binned` — accuracy, Brier, NLL, ECE/MCE/ACE, debiased ECE (the
+  calibration notions and the binning rule are documented there);
+  :mod:`core.metrics.reliability` — the reliability table with its intervals and band;
+  :mod:`core.metrics.global_metrics` — the metric table with bootstrap intervals;
 * :mod:`core.metrics.scores` — notions and per-row scores; :mod:`core.metrics.binning` —
   bins and the binned formulas; :mod:`core.metrics.bootstrap` — the vectorised bootstrap;
   :mod:`core.metrics.descriptions` — what each metric row means;
@@ -26,28 +27,24 @@ The hypothesis tests built on these measures are in :mod:`core.stattests`.
 
 from core.data.validation import is_binary
 from core.metrics.binned import (
-    METRIC_BOUNDS,
-    METRIC_NAMES,
     accuracy,
     ace,
     ace_classwise,
     ace_top_label,
-    bootstrap_ci,
     brier,
     confidence_outcome,
     ece,
     ece_debiased,
     ece_debiased_l2,
     mce,
-    metrics_table,
     nll,
-    reliability_table,
 )
 from core.metrics.binning import NORMS, STRATEGIES, bin_edges, bin_indices
 from core.metrics.clinical import calibration_slope, ici
 from core.metrics.cumulative import cumulative_differences, cumulative_metric
 from core.metrics.decomposition import brier_decomposition, log_loss_decomposition
 from core.metrics.extended import extended_metrics_table
+from core.metrics.global_metrics import METRIC_BOUNDS, METRIC_NAMES, bootstrap_ci, metrics_table
 from core.metrics.intervals import (
     ESTIMATE_CAPTION,
     SIGNED_METRICS,
@@ -55,6 +52,7 @@ from core.metrics.intervals import (
     bootstrap_interval,
     shown_metrics,
 )
+from core.metrics.reliability import reliability_table
 from core.metrics.scores import NOTIONS, default_notion
 from core.metrics.skce_estimate import skce
 from core.metrics.smooth import smooth_ece, smooth_reliability

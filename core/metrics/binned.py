@@ -57,51 +57,32 @@ is positive either (tested).
 
 Uncertainty
 -----------
-The per-bin frequency gets a Wilson or Jeffreys interval (:mod:`core.metrics.intervals`) and a
-consistency band (Bröcker & Smith 2007); scalar metrics get percentile-bootstrap intervals
-over rows. The bootstrap of :func:`metrics_table` is vectorised: each block of resamples is a
-matrix of row multiplicities, and every binned statistic of every resample — quantile cuts
-recomputed inside the resample included — comes out of prefix sums over the rows sorted by
-confidence, with no Python loop over resamples.
+The reliability table (:mod:`core.metrics.reliability`) gives each bin's frequency a Wilson or
+Jeffreys interval and a consistency band; the table of global metrics
+(:mod:`core.metrics.global_metrics`) gives the scalar metrics bootstrap intervals over rows.
 
 Inputs are checked once at every public function's entry (:mod:`core.data.validation`) as well as
 at the ``AuditData`` boundary: probabilities finite and in [0, 1], matrix rows summing to 1
 within 1e-5, labels whole numbers in ``0..m-1``. The implementation is split privately by
 family — notions and per-row scores (``core.metrics.scores``), binning and the binned formulas
 (``core.metrics.binning``), the vectorised bootstrap (``core.metrics.bootstrap``) and the table of
-metric descriptions (``core.metrics.descriptions``) — with the public names all here.
+metric descriptions (``core.metrics.descriptions``); the public scalar metrics are here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
-import pandas as pd
 from numpy.typing import ArrayLike
 
-from core.data.validation import check_choice, check_count, check_probs_labels, n_classes
+from core.data.validation import check_count, check_probs_labels
 from core.metrics.binning import (
     ace_from_sums,
-    bin_edges,
-    bin_indices,
+    binned_inputs,
     binned_metric,
     check_norm,
-    check_strategy,
     debiased_from_sums,
     ece_from_sums,
     mce_from_sums,
-    plugin_squared_from_sums,
-)
-from core.metrics.bootstrap import BLOCK_ELEMENTS, bootstrap_blocks, bootstrap_draws
-from core.metrics.descriptions import METRIC_DESCRIPTIONS, METRIC_KEYS, describe
-from core.metrics.intervals import (
-    INTERVALS,
-    binomial_interval,
-    bootstrap_interval,
-    check_level,
-    cornish_fisher_band,
-    reported_estimate,
 )
 from core.metrics.scores import (
     brier_rows,
@@ -111,22 +92,7 @@ from core.metrics.scores import (
     resolve_notion,
 )
 
-#: Display name of every row of :func:`metrics_table`, by key.
-METRIC_NAMES = {key: d.name for key, d in METRIC_DESCRIPTIONS.items()}
-#: Natural range of each metric; bootstrap intervals are clipped to it.
-METRIC_BOUNDS = {key: d.bounds for key, d in METRIC_DESCRIPTIONS.items()}
-
-
 # --------------------------------------------------------------------------- notions
-
-
-def _binned_inputs(probs: ArrayLike, y: ArrayLike, n_bins: int, strategy: str,
-                   notion: str | None) -> tuple[np.ndarray, np.ndarray, int, str]:
-    """The entry checks every binned metric shares: validated probabilities and labels, the
-    bin count, the strategy and the resolved notion."""
-    p, labels = check_probs_labels(probs, y)
-    check_strategy(strategy)
-    return p, labels, check_count("n_bins", n_bins, 1), resolve_notion(notion, p)
 
 
 def confidence_outcome(
@@ -286,11 +252,11 @@ def ece(
     float
         The binned expected calibration error, in [0, 1].
     """
-    p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
-    return _ece(p, labels, n_bins, strategy, check_norm(norm), notion)
+    p, labels, n_bins, notion = binned_inputs(probs, y, n_bins, strategy, notion)
+    return validated_ece(p, labels, n_bins, strategy, check_norm(norm), notion)
 
 
-def _ece(p: np.ndarray, labels: np.ndarray, n_bins: int, strategy: str, norm: str,
+def validated_ece(p: np.ndarray, labels: np.ndarray, n_bins: int, strategy: str, norm: str,
          notion: str) -> float:
     """:func:`ece` on validated inputs."""
 
@@ -332,7 +298,7 @@ def mce(
     float
         The largest bin gap, in [0, 1].
     """
-    p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
+    p, labels, n_bins, notion = binned_inputs(probs, y, n_bins, strategy, notion)
     return binned_metric(p, labels, notion, n_bins, strategy, mce_from_sums, np.max)
 
 
@@ -464,7 +430,7 @@ def ece_debiased(
     float
         The debiased estimate of the squared ℓ2 calibration error; may be negative.
     """
-    p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
+    p, labels, n_bins, notion = binned_inputs(probs, y, n_bins, strategy, notion)
     return binned_metric(p, labels, notion, n_bins, strategy, debiased_from_sums, np.mean)
 
 
@@ -500,324 +466,3 @@ def ece_debiased_l2(
         ``√max(0, Ê²_DB)``, ≥ 0.
     """
     return float(np.sqrt(max(0.0, ece_debiased(probs, y, n_bins, strategy, notion))))
-
-
-# --------------------------------------------------------------------------- reliability table
-
-
-#: A bin whose calibrated count has at least this variance Σ c(1 − c) (a few thousand rows)
-#: gets its band from the count's Cornish–Fisher quantiles instead of redraws: accurate to a
-#: small fraction of one count there, and no n × B draws at 10⁶ rows.
-BAND_VARIANCE = 1000.0
-
-
-def _consistency_band(
-    conf: np.ndarray, ids: np.ndarray, n_bins: int, level: float, n_resamples: int,
-    seed: int | None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Central ``level`` range of each bin's frequency if the model were calibrated.
-
-    Consistency resampling (Bröcker & Smith 2007, "Increasing the reliability of reliability
-    diagrams", with the confidences held fixed): the outcomes are redrawn as
-    ``o*_i ~ Bernoulli(c_i)`` for all rows at once, ``n_resamples`` times, and the band is the
-    ``(1 ∓ level)/2`` quantiles of ``ȳ*_b``. Rows are sorted by bin so a block of resamples
-    yields all bin sums from one cumulative sum. A bin whose calibrated count has variance
-    ``Σ c(1 − c) ≥`` :data:`BAND_VARIANCE` takes the Cornish–Fisher quantiles of that count
-    (:func:`core.metrics.intervals.cornish_fisher_band`) instead — the law the redraws sample,
-    to well under one count — so large data need no redraws (a streamed audit's band is the
-    same formula).
-    """
-    low = np.full(n_bins, np.nan)
-    high = np.full(n_bins, np.nan)
-    if n_resamples == 0:
-        return low, high
-    spread = conf * (1.0 - conf)
-    moments = [np.bincount(ids, weights=w, minlength=n_bins)
-               for w in (None, conf, spread, spread * (1.0 - 2.0 * conf))]
-    large = moments[2] >= BAND_VARIANCE
-    if large.any():
-        cf_low, cf_high = cornish_fisher_band(*moments, level)
-        low[large], high[large] = cf_low[large], cf_high[large]
-    drawn = ~large[ids]  # the rows of the bins that are redrawn
-    if not drawn.any():
-        return low, high
-    ids, conf = ids[drawn], conf[drawn]
-    order = np.argsort(ids, kind="stable")
-    conf_sorted = conf[order]
-    bounds = np.searchsorted(ids[order], np.arange(n_bins + 1), side="left")
-    counts = np.diff(bounds)
-    filled = counts > 0
-    n = conf.shape[0]
-    rng = np.random.default_rng(seed)
-    freqs = np.empty((n_resamples, int(filled.sum())))
-    block = max(1, BLOCK_ELEMENTS // n)
-    for start in range(0, n_resamples, block):
-        rows = min(block, n_resamples - start)
-        hits = rng.random((rows, n)) < conf_sorted
-        cum = np.zeros((rows, n + 1), dtype=np.int64)
-        np.cumsum(hits, axis=1, out=cum[:, 1:])
-        sums = cum[:, bounds[1:][filled]] - cum[:, bounds[:-1][filled]]
-        freqs[start:start + rows] = sums / counts[filled]
-    alpha = 1.0 - level
-    low[filled], high[filled] = np.quantile(freqs, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
-    return low, high
-
-
-def reliability_table(
-    probs: ArrayLike,
-    y: ArrayLike,
-    n_bins: int = 15,
-    strategy: str = "uniform",
-    notion: str | None = None,
-    interval: str = "wilson",
-    level: float = 0.95,
-    class_index: int | None = None,
-    n_resamples: int = 1000,
-    seed: int | None = 0,
-) -> pd.DataFrame:
-    """One row per bin of the reliability diagram.
-
-    Columns:
-
-    * ``bin_lower``, ``bin_upper`` — the bin ``(lower, upper]`` (the first includes 0);
-    * ``count`` — rows in the bin, ``n_b``;
-    * ``mean_confidence`` — ``p̄_b``; ``frequency`` — ``ȳ_b``; ``gap`` = ``ȳ_b − p̄_b``;
-    * ``ci_low``, ``ci_high`` — Wilson or Jeffreys interval (``interval``) for the bin's true
-      frequency from ``k_b = n_b ȳ_b`` successes in ``n_b`` trials (:mod:`core.metrics.intervals`);
-    * ``band_low``, ``band_high`` — consistency band: the central ``level`` range of ``ȳ_b``
-      if the model were calibrated, from ``n_resamples`` redraws ``o*_i ~ Bernoulli(c_i)``
-      (seeded by ``seed``; ``n_resamples=0`` skips it and leaves NaN); a bin of several
-      thousand rows takes the same law's Cornish–Fisher quantiles instead (:data:`BAND_VARIANCE`).
-
-    Empty bins (possible with ``strategy="uniform"``) are kept as rows with ``count`` 0 and NaN
-    in every other statistic, so a plot can skip them; quantile bins are never empty. The
-    rows in the non-empty bins agree with ``sklearn.calibration.calibration_curve``
-    (``frequency`` = ``prob_true``, ``mean_confidence`` = ``prob_pred``), for quantile bins
-    where no tie or row on an edge meets the tie rule (module docstring). A diagram shows one
-    confidence per row, so ``notion="classwise"`` needs ``class_index``. The notion and
-    settings are stored in ``DataFrame.attrs``.
-
-    Parameters
-    ----------
-    probs : array_like
-        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
-    y : array_like
-        ``(n,)`` integer labels ``0..m-1``.
-    n_bins : int, default 15
-        Number of bins.
-    strategy : {"uniform", "quantile"}
-        Equal-width or equal-mass (quantile) bins.
-    notion : {"positive", "top-label", "classwise"}, optional
-        The calibration notion compared (:func:`confidence_outcome`); ``None``: binary
-        problems ``"positive"``, multiclass ``"top-label"`` (:func:`default_notion`).
-    interval : {"wilson", "jeffreys"}
-        The binomial interval of each bin's frequency.
-    level : float, default 0.95
-        Coverage of the intervals and of the consistency band.
-    class_index : int, optional
-        The class of a ``"classwise"`` diagram.
-    n_resamples : int, default 1000
-        Redraws of the consistency band; 0 skips it.
-    seed : int or None, default 0
-        Seed of the redraws.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per bin, the columns above; the notion and settings in ``attrs``.
-    """
-    p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
-    level = check_level(level)
-    check_choice(interval, INTERVALS, "interval", "choose 'wilson' or 'jeffreys'")
-    n_resamples = check_count("n_resamples", n_resamples, 0)
-    if notion == "classwise" and class_index is None:
-        raise ValueError(
-            "A reliability diagram shows one class at a time for the 'classwise' notion: "
-            f"pass class_index (0 to {n_classes(p) - 1}) to choose the class."
-        )
-    conf, outcome = confidence_outcome_of(p, labels, notion, class_index)
-    edges = bin_edges(conf, n_bins, strategy)
-    ids = bin_indices(conf, edges)
-    k_bins = edges.shape[0] - 1
-    counts = np.bincount(ids, minlength=k_bins)
-    s_conf = np.bincount(ids, weights=conf, minlength=k_bins)
-    s_out = np.bincount(ids, weights=outcome, minlength=k_bins)
-    filled = counts > 0
-    mean_conf = np.divide(s_conf, counts, out=np.full(k_bins, np.nan), where=filled)
-    freq = np.divide(s_out, counts, out=np.full(k_bins, np.nan), where=filled)
-    ci_low, ci_high = binomial_interval(s_out, counts, interval, level)
-    band_low, band_high = _consistency_band(conf, ids, k_bins, level, n_resamples, seed)
-    table = pd.DataFrame({
-        "bin_lower": edges[:-1],
-        "bin_upper": edges[1:],
-        "count": counts.astype(np.int64),
-        "mean_confidence": mean_conf,
-        "frequency": freq,
-        "ci_low": ci_low,
-        "ci_high": ci_high,
-        "band_low": band_low,
-        "band_high": band_high,
-        "gap": freq - mean_conf,
-    })
-    table.attrs.update(notion=notion, class_index=class_index, strategy=strategy,
-                       interval=interval, level=level, n_resamples=n_resamples)
-    return table
-
-
-# --------------------------------------------------------------------------- bootstrap
-
-
-def bootstrap_ci(
-    statistic: Callable[[np.ndarray, np.ndarray], float],
-    probs: ArrayLike,
-    y: ArrayLike,
-    n_resamples: int = 1000,
-    level: float = 0.95,
-    seed: int | None = 0,
-    method: str = "basic",
-    bounds: tuple[float, float] = (-np.inf, np.inf),
-) -> tuple[float, float]:
-    """Bootstrap interval of ``statistic(probs, y)`` over rows (Efron 1979), clipped to
-    ``bounds``.
-
-    Draws ``n_resamples`` resamples of the ``n`` rows with replacement (seeded), evaluates
-    ``θ*_r = statistic(probs[I_r], y[I_r])`` and forms the basic (default) or percentile
-    interval from the ``θ*_r`` (:func:`core.metrics.intervals.bootstrap_interval`). Any callable of
-    ``(probs, y)`` works (it is called once per resample); the metrics of
-    :func:`metrics_table` use a vectorised version of the same resamples.
-
-    Parameters
-    ----------
-    statistic : callable
-        ``statistic(probs, y) -> float``, called once per resample.
-    probs : array_like
-        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
-    y : array_like
-        ``(n,)`` integer labels ``0..m-1``.
-    n_resamples : int, default 1000
-        Bootstrap resamples of the rows.
-    level : float, default 0.95
-        Coverage of the interval.
-    seed : int or None, default 0
-        Seed of the resamples.
-    method : {"basic", "percentile"}
-        The bootstrap interval.
-    bounds : tuple of float
-        The interval is clipped to ``(low, high)``.
-
-    Returns
-    -------
-    tuple of float
-        ``(low, high)``.
-    """
-    p, labels = check_probs_labels(probs, y)
-    n_resamples = check_count("n_resamples", n_resamples, 1)
-    level = check_level(level)
-    values = np.empty(n_resamples)
-    done = 0
-    for block in bootstrap_blocks(labels.shape[0], n_resamples, seed):
-        for rows in block:
-            values[done] = statistic(p[rows], labels[rows])
-            done += 1
-    return bootstrap_interval(values, statistic(p, labels), level, method, bounds)
-
-
-def metrics_table(
-    probs: ArrayLike,
-    y: ArrayLike,
-    notion: str | None = None,
-    n_bins: int = 15,
-    strategy: str = "uniform",
-    n_resamples: int = 1000,
-    level: float = 0.95,
-    seed: int | None = 0,
-    method: str = "basic",
-) -> pd.DataFrame:
-    """Point estimates and bootstrap intervals (basic by default, or percentile; see
-    :func:`core.metrics.intervals.bootstrap_interval`) of the global metrics.
-
-    Columns ``metric, value, estimate, ci_low, ci_high, notion, description``; rows, in
-    order:
-    accuracy, Brier score, NLL, ECE (L1), ECE (L2), MCE (``n_bins`` bins of ``strategy`` under
-    ``notion``), ACE (classwise, equal-mass bins, Nixon et al. 2019) and the debiased squared
-    ℓ2 ECE (``notion``, equal-mass bins, Kumar et al. 2019). The display names are
-    :data:`METRIC_NAMES`. The intervals come from the same ``n_resamples`` bootstrap resamples
-    of the rows as :func:`bootstrap_ci` with this ``seed`` draws, computed for all metrics at
-    once (quantile cuts are recomputed inside every resample); ``n_resamples=0`` skips the
-    bootstrap and leaves the intervals NaN. The notion column says which calibration notion a
-    row measures ("n/a" for accuracy, Brier and NLL, which do not bin).
-
-    ``value`` is the estimator on the data (the number peer tools report); ``estimate`` is the
-    point reported with the interval (:func:`core.metrics.intervals.reported_estimate`): for
-    the biased errors the bootstrap's median-bias-corrected value
-    ``T̃ = T + θ(F̂) − median(T*)`` (basic) or ``median(T*)`` (percentile), which the interval
-    always contains; for accuracy, Brier score and NLL the value itself. The binned errors
-    are biased upwards in small bins, so ``T̃`` sits below ``T`` and can be negative: the
-    miscalibration is then below the noise.
-    Cost: O(n_resamples · n · (number of confidence vectors)) — about 0.8 s for a binary
-    problem with n = 10,000 and 1,000 resamples on two cores.
-
-    Parameters
-    ----------
-    probs : array_like
-        ``(n,)`` P(y = 1) of a binary model, or ``(n, m)`` class probabilities.
-    y : array_like
-        ``(n,)`` integer labels ``0..m-1``.
-    notion : {"positive", "top-label", "classwise"}, optional
-        The calibration notion compared (:func:`confidence_outcome`); ``None``: binary
-        problems ``"positive"``, multiclass ``"top-label"`` (:func:`default_notion`).
-    n_bins : int, default 15
-        Number of bins.
-    strategy : {"uniform", "quantile"}
-        Equal-width or equal-mass (quantile) bins.
-    n_resamples : int, default 1000
-        Bootstrap resamples of the rows; 0 skips the intervals.
-    level : float, default 0.95
-        Coverage of the intervals.
-    seed : int or None, default 0
-        Seed of the resamples.
-    method : {"basic", "percentile"}
-        The bootstrap interval.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``metric, value, ci_low, ci_high, notion, description``, one row per metric.
-    """
-    p, labels, n_bins, notion = _binned_inputs(probs, y, n_bins, strategy, notion)
-    n_resamples = check_count("n_resamples", n_resamples, 0)
-    level = check_level(level)
-    values = {
-        "accuracy": float(np.mean(correct(p, labels))),
-        "brier": float(np.mean(brier_rows(p, labels))),
-        "nll": float(np.mean(nll_rows(p, labels, 1e-15))),
-        "ece_l1": _ece(p, labels, n_bins, strategy, "l1", notion),
-        "ece_l2": _ece(p, labels, n_bins, strategy, "l2", notion),
-        "mce": binned_metric(p, labels, notion, n_bins, strategy, mce_from_sums, np.max),
-        "ace": binned_metric(p, labels, "classwise", n_bins, "quantile", ace_from_sums,
-                             np.mean),
-        "ace_top_label": binned_metric(p, labels, "top-label", n_bins, "quantile",
-                                       ace_from_sums, np.mean),
-        "ece_debiased": binned_metric(p, labels, notion, n_bins, "quantile",
-                                      debiased_from_sums, np.mean),
-    }
-    estimate = dict(values)
-    low = dict.fromkeys(METRIC_KEYS, np.nan)
-    high = dict.fromkeys(METRIC_KEYS, np.nan)
-    if n_resamples > 0:
-        draws = bootstrap_draws(p, labels, notion, n_bins, strategy, n_resamples, seed)
-        plugins = {"ece_debiased": binned_metric(
-            p, labels, notion, n_bins, "quantile", plugin_squared_from_sums, np.mean)}
-        for key, sample in draws.items():
-            estimate[key], low[key], high[key] = reported_estimate(
-                sample, values[key], level, method, METRIC_BOUNDS[key], plugins.get(key),
-                METRIC_DESCRIPTIONS[key].biased)
-    return pd.DataFrame({
-        "metric": [METRIC_NAMES[key] for key in METRIC_KEYS],
-        "value": [values[key] for key in METRIC_KEYS],
-        "estimate": [estimate[key] for key in METRIC_KEYS],
-        "ci_low": [low[key] for key in METRIC_KEYS],
-        "ci_high": [high[key] for key in METRIC_KEYS],
-        "notion": [METRIC_DESCRIPTIONS[key].notion or notion for key in METRIC_KEYS],
-        "description": [describe(key, n_bins, strategy) for key in METRIC_KEYS],
-    })

@@ -14,8 +14,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from core.data.validation import check_choice, check_count
-from core.metrics.scores import scores
+from core.data.validation import check_choice, check_count, check_probs_labels
+from core.metrics.scores import resolve_notion, scores
 
 STRATEGIES = ("uniform", "quantile")
 NORMS = ("l1", "l2")
@@ -28,6 +28,15 @@ def check_strategy(strategy: str) -> str:
 
 def check_norm(norm: str) -> str:
     return check_choice(norm, NORMS, "norm", "choose 'l1' or 'l2'")
+
+
+def binned_inputs(probs: ArrayLike, y: ArrayLike, n_bins: int, strategy: str,
+                  notion: str | None) -> tuple[np.ndarray, np.ndarray, int, str]:
+    """The entry checks every binned metric shares: validated probabilities and labels, the
+    bin count, the strategy and the resolved notion."""
+    p, labels = check_probs_labels(probs, y)
+    check_strategy(strategy)
+    return p, labels, check_count("n_bins", n_bins, 1), resolve_notion(notion, p)
 
 
 def percent_levels(n_bins: int) -> np.ndarray:
@@ -151,6 +160,12 @@ def bin_edges(conf: ArrayLike, n_bins: int = 15, strategy: str = "uniform") -> n
     conf = np.asarray(conf, dtype=np.float64)
     if conf.ndim != 1 or conf.size == 0 or not np.isfinite(conf).all():
         raise ValueError("conf must be a non-empty 1-D array of finite confidences.")
+    return edges_of(conf, n_bins, strategy)
+
+
+def edges_of(conf: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+    """:func:`bin_edges` of confidences, a bin count and a strategy already checked at the
+    caller's public entry (a non-empty 1-D float array of finite values)."""
     raw = raw_edges(conf, n_bins, strategy)
     if strategy == "uniform":
         return raw

@@ -23,7 +23,7 @@ loss (DeGroot & Fienberg 1983; Bröcker 2009).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -48,9 +48,6 @@ class Decomposition:
     refinement: float
     rule: str
     notion: str
-
-    def as_dict(self) -> dict[str, float | str]:
-        return asdict(self)
 
 
 def distinct_values(conf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

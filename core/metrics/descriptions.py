@@ -1,4 +1,4 @@
-"""The rows of :func:`core.metrics.binned.metrics_table` as one table: display name, natural range,
+"""The rows of :func:`core.metrics.metrics_table` as one table: display name, natural range,
 which notion a row measures and its plain-language description (private to
 :mod:`core.metrics`).
 

@@ -1,6 +1,6 @@
 """The rows the smooth, curve-based, clinical and cumulative families add to the metrics table,
 with their intervals and conventions (the binned rows are
-:func:`core.metrics.binned.metrics_table`).
+:func:`core.metrics.global_metrics.metrics_table`).
 
 Every row measures the (confidence, outcome) pair of one calibration notion
 (:func:`core.metrics.binned.confidence_outcome`); its description states the convention (bandwidth,
@@ -113,7 +113,7 @@ def extended_metrics_table(
     -------
     pandas.DataFrame
         Columns ``metric, value, estimate, ci_low, ci_high, notion, description`` as
-        :func:`core.metrics.binned.metrics_table`, one row per :data:`ROWS` entry:
+        :func:`core.metrics.global_metrics.metrics_table`, one row per :data:`ROWS` entry:
         ``estimate`` is the point reported with the interval — for every row but
         :data:`UNBIASED_ROWS` the bootstrap's bias-corrected ``T + T − median(T*)`` (basic) or
         ``median(T*)`` (percentile), which the interval contains

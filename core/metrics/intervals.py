@@ -390,7 +390,7 @@ def shown_metrics(table: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
     Parameters
     ----------
     table : pandas.DataFrame
-        A table of :func:`core.metrics.binned.metrics_table` or
+        A table of :func:`core.metrics.global_metrics.metrics_table` or
         :func:`core.metrics.extended.extended_metrics_table` (or both concatenated).
     digits : int
         Decimals shown.

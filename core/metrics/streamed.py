@@ -258,7 +258,7 @@ def reliability_table_from(sums: BinnedSums, binning: Binning, notion: str, stra
                            interval: str = "wilson", level: float = 0.95,
                            class_index: int | None = None, n_resamples: int = 1000
                            ) -> pd.DataFrame:
-    """:func:`core.metrics.binned.reliability_table` from streamed sums (equal-mass bins
+    """:func:`core.metrics.reliability.reliability_table` from streamed sums (equal-mass bins
     emptied by the tie rule are dropped, as the in-memory table merges them); the band is
     the Cornish–Fisher one (``band`` column of ``attrs``)."""
     keep = np.ones(binning.n_bins, dtype=bool) if strategy == "uniform" else sums.counts > 0
@@ -292,7 +292,7 @@ def combine(values: list[np.ndarray], how: str) -> np.ndarray:
 def metric_values(rows: RowSums, notion_sums: dict[str, list[BinnedSums]],
                   class_quantile: list[BinnedSums], top_quantile: BinnedSums,
                   strategy: str) -> dict[str, float]:
-    """The values of :func:`core.metrics.binned.metrics_table` from sums: ``notion_sums``
+    """The values of :func:`core.metrics.global_metrics.metrics_table` from sums: ``notion_sums``
     maps ``"uniform"``/``"quantile"`` to the notion's series' sums under that binning."""
     n = rows.sums[0]
     binned = notion_sums[strategy]
@@ -335,7 +335,7 @@ def metrics_table_from(rows: RowSums, notion_sums: dict[str, list[BinnedSums]],
                        class_quantile: list[BinnedSums], top_quantile: BinnedSums,
                        notion: str, n_bins: int, strategy: str, level: float = 0.95,
                        method: str = "basic") -> pd.DataFrame:
-    """:func:`core.metrics.binned.metrics_table` from streamed sums; the intervals from the
+    """:func:`core.metrics.global_metrics.metrics_table` from streamed sums; the intervals from the
     Poisson bootstrap sums (NaN without resamples)."""
     values = metric_values(rows, notion_sums, class_quantile, top_quantile, strategy)
     estimate = dict(values)

@@ -19,7 +19,7 @@ from scipy.stats import norm
 
 from core.data.groups import MIN_GROUP_ROWS
 from core.data.validation import check_count
-from core.metrics.binned import METRIC_NAMES, metrics_table
+from core.metrics.global_metrics import METRIC_NAMES, metrics_table
 from core.metrics.intervals import check_level
 from core.monitor.eprocesses import binary_forecast
 from core.stattests.skce import skce_test

@@ -37,7 +37,7 @@ from core.stattests.result import TestResult
 SCHEMA_VERSION = "2.5"
 SCHEMA_ID = "calibration-atlas/audit-report"
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-#: Columns a recalibration comparison table must have (core.recalibration.compare).
+#: Columns a recalibration comparison table must have (core.recalibration.ranking).
 COMPARISON_COLUMNS = ("method", "accuracy", "brier", "nll", "ece", "mce", "mlce", "klce_p",
                       "max_group_mce", "fit_seconds")
 #: What each test's null hypothesis says, by the key of ReliabilitySection.tests.

@@ -19,7 +19,7 @@ import pandas as pd
 from core.audit.results import AuditResult
 from core.ensembles.summary import CredalComparison
 from core.metrics.intervals import BELOW_NOISE, format_estimate, format_interval
-from core.recalibration.compare import recommend
+from core.recalibration.decision import recommend
 from core.stattests.result import p_text
 
 #: How many slice findings the summary names.

@@ -106,7 +106,13 @@ def max_t_critical(null: np.ndarray, alpha: float) -> float:
     float
         The critical value ``c`` (``inf`` when no p-value can reach α).
     """
-    alpha = check_fraction("alpha", alpha)
+    return max_t_threshold(null, check_fraction("alpha", alpha))
+
+
+def max_t_threshold(null: np.ndarray, alpha: float) -> float:
+    """:func:`max_t_critical` for an ``alpha`` already checked at the caller's public entry
+    (:func:`core.local.slice_discovery.discover_slices`, the audit settings, the model
+    comparison): the same value, without a second check."""
     null = np.abs(np.asarray(null, dtype=np.float64))
     if null.ndim != 2 or null.shape[1] == 0:
         raise ValueError("The null statistics must be a (tests, resamples) matrix with at least "

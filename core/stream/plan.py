@@ -24,8 +24,7 @@ from core.kernels.memory import MemoryPlan, batch_plan, default_budget
 from core.kernels.resampling import row_sample
 from core.kernels.rff import DEFAULT_FEATURES
 from core.kernels.tiles import MEDIAN_SAMPLE
-from core.local.slice_discovery import prediction_column_name, prediction_values
-from core.local.slice_discovery import resolve_notion as slice_notion_of
+from core.local.slice_discovery import prediction_column_name, prediction_values, slice_notion_of
 from core.local.slice_streamed import RawCoding, SliceColumn, order_values
 from core.metrics.scores import resolve_notion
 from core.metrics.streamed import TOP, class_series, notion_series, series_values
@@ -96,7 +95,7 @@ class StreamPlan:
     @property
     def metric_series(self) -> list[tuple]:
         """The series the binned metrics average over: every class for classwise, as
-        :func:`core.metrics.binned.metrics_table` (the diagram's class among them)."""
+        :func:`core.metrics.metrics_table` (the diagram's class among them)."""
         return notion_series(self.notion, self.schema.n_classes)
 
     @property

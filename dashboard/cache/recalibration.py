@@ -2,7 +2,7 @@
 
 The comparison and its slow views report progress into a bar, so they are memoised per
 process (:class:`dashboard.cache.memo.ProcessMemo`) on the dataset fingerprint and the frozen
-:class:`~core.recalibration.compare.CompareSettings`; the quick reliability tables are cached
+:class:`~core.recalibration.CompareSettings`; the quick reliability tables are cached
 with ``st.cache_data`` on the same key (the comparison itself passed unhashed).
 """
 

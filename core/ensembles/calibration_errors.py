@@ -354,7 +354,7 @@ def resampled_values(key: str, F: np.ndarray, counts: np.ndarray, bandwidth: flo
 
 
 @dataclass(frozen=True)
-class EstimatorSpec:
+class CalibrationErrorSpec:
     """One calibration-error estimator of the credal-set test.
 
     Attributes
@@ -399,17 +399,17 @@ class EstimatorSpec:
         return _ratio_error(F, y, bandwidth, "l2" if self.key == "ce2" else "kl", gradient)
 
 
-ESTIMATORS: dict[str, EstimatorSpec] = {
-    "ce2": EstimatorSpec(
+ESTIMATORS: dict[str, CalibrationErrorSpec] = {
+    "ce2": CalibrationErrorSpec(
         "ce2", "CE₂", "brier", DEFAULT_BANDWIDTH,
         "Squared L2 distance between the prediction and the kernel estimate of the outcome "
         "frequency at that prediction (Dirichlet kernel, leave-one-out); ≥ 0, slightly "
         "above 0 even when calibrated."),
-    "cekl": EstimatorSpec(
+    "cekl": CalibrationErrorSpec(
         "cekl", "CE_KL", "log", DEFAULT_BANDWIDTH,
         "Kullback–Leibler divergence from the kernel estimate of the outcome frequency to "
         "the prediction: the calibration part of the log loss; ≥ 0."),
-    "skce": EstimatorSpec(
+    "skce": CalibrationErrorSpec(
         "skce", "SKCE", "brier", None,
         "Unbiased squared kernel calibration error (Gaussian kernel on the prediction "
         "vectors, median-heuristic bandwidth); centred at 0 when calibrated."),

@@ -1,4 +1,5 @@
-"""The comparison workflow: fit every chosen method on calibration rows, score it on test rows.
+"""The comparison workflow: fit every chosen method on calibration rows, score it on test rows
+(the table :func:`core.recalibration.decision.recommend` ranks the methods by).
 
 Models of what a comparison shows: the I-trustworthy paper's Fig. 4 (every global method
 lowers the ECE, yet the KLCE test still rejects local calibration) and Luo et al.'s Tables 1
@@ -50,14 +51,12 @@ from core.data.validation import check_choice, check_count, check_positive, chec
 from core.kernels.computation import choose
 from core.kernels.resampling import row_sample
 from core.kernels.rff import TEST_FEATURES
-from core.kernels.spec import KernelSpec, kernel_inputs
+from core.kernels.spec import kernel_inputs
 from core.kernels.tiles import Standardizer
 from core.local.embedding import fit_embedding
-from core.local.lcb_estimate import lcb_estimate, select_bandwidths
-from core.local.lcb_trends import lcb_trends
-from core.local.lce_estimate import mlce, mlce_curve
+from core.local.lce_estimate import mlce
 from core.metrics.scores import brier_rows
-from core.recalibration.base import RECALIBRATORS
+from core.recalibration.registry import RECALIBRATORS
 from core.stattests.klce_grid import bandwidth_grid, klce_grid_test
 
 Progress = Callable[[float, str], None]
@@ -207,7 +206,7 @@ def _layout(audit: AuditData, probs: np.ndarray) -> np.ndarray:
     return probs[:, 1] if audit.is_binary else probs
 
 
-def _top_label(probs: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def top_label_pair(probs: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return metrics.confidence_outcome(probs, y, "top-label")
 
 
@@ -260,7 +259,7 @@ def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,
     """Every column of the table for one method's test probabilities; ``kernel`` holds the
     KLCE test's rows and their feature matrix (the same for every method of a split)."""
     y = test.y
-    conf, correct = _top_label(probs, y)
+    conf, correct = top_label_pair(probs, y)
     row = {"accuracy": metrics.accuracy(probs, y), "brier": metrics.brier(probs, y),
            "nll": metrics.nll(probs, y), "ece": metrics.ece(probs, y, N_BINS),
            "mce": metrics.mce(probs, y, N_BINS)}
@@ -441,201 +440,3 @@ def _summarise(frame: pd.DataFrame, n_splits: int) -> pd.DataFrame:
         sd = grouped.std(ddof=1).reindex(order).add_suffix("_sd")
         table = table.join(sd)
     return table.reset_index()
-
-
-# --------------------------------------------------------------------------- views
-
-
-def reliability_tables(comparison: Comparison, n_bins: int = N_BINS
-                       ) -> dict[str, pd.DataFrame]:
-    """Reliability table (default notion, equal-width bins) of every method's test rows.
-
-    Parameters
-    ----------
-    comparison : Comparison
-        The recalibration comparison.
-    n_bins : int
-        Bins of each table.
-    """
-    y = comparison.test.y
-    return {name: metrics.reliability_table(probs, y, n_bins=n_bins, n_resamples=0)
-            for name, probs in comparison.probs.items()}
-
-
-def mlce_curves(comparison: Comparison, gammas: Sequence[float],
-                progress: Progress | None = None) -> dict[str, pd.DataFrame]:
-    """MLCE and mean LCE over ``gammas`` for every method (Luo et al., Fig. 3); empty without
-    features. ``progress(fraction, message)`` after each method.
-
-    Parameters
-    ----------
-    comparison : Comparison
-        The recalibration comparison.
-    gammas : sequence of float
-        The bandwidths γ.
-    progress : callable, optional
-        ``progress(fraction, message)``.
-    """
-    if comparison.coords is None:
-        return {}
-    curves = {}
-    for k, (name, probs) in enumerate(comparison.probs.items()):
-        curves[name] = mlce_curve(*_top_label(probs, comparison.test.y), comparison.coords,
-                                  list(gammas), N_BINS)
-        if progress is not None:
-            progress((k + 1) / len(comparison.probs), f"MLCE curve of {name}")
-    return curves
-
-
-def lcb_before_after(comparison: Comparison, method: str, feature: str, degree: int = 3,
-                     n_resamples: int = 200, progress: Progress | None = None
-                     ) -> pd.DataFrame:
-    """Trend of the local bias LCB (eq. 7) against one numeric feature, before and after
-    ``method``, on the test rows (each row left out of its own estimate; bandwidths
-    cross-validated once on the uncalibrated rows and used for both; above about 10 s of
-    exact work, from the seeded row samples of :func:`core.local.lcb_estimate.lcb_estimate`).
-
-    Columns of :func:`core.local.lcb_trends.lcb_trends`; ``group`` is ``"before"`` or ``"after:
-    method"``. For multiclass data the top-label pair is used.
-
-    Parameters
-    ----------
-    comparison : Comparison
-        The recalibration comparison.
-    method : str
-        The recalibrator.
-    feature : str
-        The numeric audit feature LCB is drawn against.
-    degree : int, default 3
-        Degree of the trends.
-    n_resamples : int, default 200
-        Bootstrap resamples of their bands.
-    progress : callable, optional
-        ``progress(fraction, message)``.
-    """
-    check_choice(method, tuple(comparison.probs), "method of this comparison")
-    test = comparison.test
-    check_choice(feature, tuple(test.feature_frame.columns), "feature")
-    x = pd.to_numeric(test.feature_frame[feature], errors="coerce").to_numpy(dtype=float)
-    if np.isnan(x).any():
-        raise ValueError(f"The feature {feature!r} is not numeric; choose a numeric feature.")
-    X = test.feature_matrix(comparison.features) if comparison.features else None
-
-    def pair(probs):
-        if test.is_binary:
-            return probs[:, 1], test.y
-        conf, correct = _top_label(probs, test.y)
-        return conf, correct.astype(np.int64)
-
-    p0, y0 = pair(comparison.probs[UNCALIBRATED])
-    sigma_p, sigma_x, _ = select_bandwidths(p0, y0, X)
-    if progress is not None:
-        progress(1 / 3, "bandwidths cross-validated")
-    frames = []
-    for k, (label, name) in enumerate((("before", UNCALIBRATED),
-                                       (f"after: {method}", method))):
-        p, t = pair(comparison.probs[name])
-        estimate = lcb_estimate(p, t, X, spec=KernelSpec(sigma_p, sigma_x))
-        rows = np.arange(test.n) if estimate.rows is None else estimate.rows
-        values, at = estimate.values, x[rows]
-        ok = ~np.isnan(values)
-        trend = lcb_trends(at[ok], values[ok], degree=degree, n_resamples=n_resamples)
-        frames.append(trend.assign(group=label))
-        if progress is not None:
-            progress((k + 2) / 3, f"local bias {label}")
-    return pd.concat(frames, ignore_index=True)
-
-
-# --------------------------------------------------------------------------- the decision
-
-#: The recommendation rule in one line (the page, the report and the CLI print it).
-RECOMMENDATION_RULE = (
-    "Among the methods whose KLCE test does not reject local calibration (klce_p > α) and "
-    "whose Brier score is not worse than the uncalibrated model's by a one-sided paired "
-    "test (brier_worse_p > α), the one with the lowest ECE.")
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    """The method :func:`recommend` chooses, and why.
-
-    Attributes
-    ----------
-    method : str or None
-        The chosen method's key, or ``None`` when no method passes both checks.
-    reason : str
-        One sentence: the choice and its numbers, or "none passes" and what failed.
-    rule : str
-        :data:`RECOMMENDATION_RULE`.
-    checks : pandas.DataFrame
-        One row per method (not the uncalibrated model): ``method``, ``ece``,
-        ``local_passes``, ``brier_not_worse``, ``passes``.
-    """
-
-    method: str | None
-    reason: str
-    rule: str
-    checks: pd.DataFrame
-
-
-def recommend(table: pd.DataFrame, alpha: float = 0.05) -> Recommendation:
-    """One recalibration method by :data:`RECOMMENDATION_RULE`.
-
-    A method passes when its aggregated KLCE test does not reject (``klce_p > alpha``) and its
-    Brier score is not shown worse than the uncalibrated model's (``brier_worse_p > alpha``);
-    of those that pass, the lowest ``ece`` is chosen (ties: the first in the table). With
-    several splits the table's columns are means over the splits, and so is the rule's input.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        ``Comparison.table`` (``method``, ``ece``, ``klce_p``, ``brier_worse_p``).
-    alpha : float
-        Level of both tests.
-
-    Returns
-    -------
-    Recommendation
-        The choice (``None``: none passes), its reason and the per-method checks.
-
-    Raises
-    ------
-    ValueError
-        When ``alpha`` is not in (0, 1) or a column is missing.
-    """
-    if not 0.0 < float(alpha) < 1.0:
-        raise ValueError(f"alpha must be strictly between 0 and 1, not {alpha}.")
-    missing = [c for c in ("method", "ece", "klce_p", "brier_worse_p") if c not in table]
-    if missing:
-        raise ValueError(f"The comparison table lacks the column(s) {', '.join(missing)}; "
-                         "run core.recalibration.compare first.")
-    methods = table[table["method"] != UNCALIBRATED]
-    checks = pd.DataFrame({
-        "method": methods["method"].to_numpy(),
-        "ece": methods["ece"].to_numpy(dtype=float),
-        "local_passes": (methods["klce_p"] > alpha).to_numpy(),
-        "brier_not_worse": (methods["brier_worse_p"] > alpha).to_numpy(),
-    })
-    checks["passes"] = checks["local_passes"] & checks["brier_not_worse"] & \
-        checks["ece"].notna()
-    passing = checks[checks["passes"]]
-    if checks.empty:
-        return Recommendation(None, "No recalibration method was compared.",
-                              RECOMMENDATION_RULE, checks)
-    if passing.empty:
-        local = int(checks["local_passes"].sum())
-        brier = int(checks["brier_not_worse"].sum())
-        reason = (f"None passes: of {len(checks)} method(s), {local} pass the local test "
-                  f"(KLCE p > {alpha:g}) and {brier} keep the Brier score, but none does "
-                  "both — no method is recommended; keep the model as it is or repair it "
-                  "another way.")
-        return Recommendation(None, reason, RECOMMENDATION_RULE, checks)
-    best = passing.loc[passing["ece"].idxmin()]
-    row = methods.set_index("method").loc[best["method"]]
-    uncalibrated = table.set_index("method")["ece"].get(UNCALIBRATED, np.nan)
-    before = f" (uncalibrated {uncalibrated:.4f})" if np.isfinite(uncalibrated) else ""
-    reason = (f"{RECALIBRATORS[best['method']].name}: the lowest ECE, {best['ece']:.4f}"
-              f"{before}, of the {len(passing)} method(s) of {len(checks)} that pass both "
-              f"checks (KLCE p = {row['klce_p']:.3g}; Brier not worse, one-sided "
-              f"p = {row['brier_worse_p']:.3g}).")
-    return Recommendation(str(best["method"]), reason, RECOMMENDATION_RULE, checks)
