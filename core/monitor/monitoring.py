@@ -66,6 +66,8 @@ class MonitorSettings:
         Bootstrap resamples of the per-period intervals.
     skce_resamples : int
         Resamples of the per-period SKCE test (0: not run).
+    klce_resamples : int
+        Resamples of the per-period KLCE test over the audit features (0: not run).
     seed : int
         Seed of the bootstrap.
     challenger : str or None
@@ -81,6 +83,7 @@ class MonitorSettings:
     seed: int = 0
     challenger: str | None = None
     skce_resamples: int = 0
+    klce_resamples: int = 0
 
     def checked(self) -> MonitorSettings:
         """The settings, or ValueError naming the one that is not valid."""
@@ -94,6 +97,7 @@ class MonitorSettings:
         check_count("n_bins", self.n_bins, 1)
         check_count("n_resamples", self.n_resamples, 0)
         check_count("skce_resamples", self.skce_resamples, 0)
+        check_count("klce_resamples", self.klce_resamples, 0)
         check_seed(self.seed)
         return self
 
@@ -223,7 +227,9 @@ def monitor_audit(audit: AuditData, settings: MonitorSettings | None = None) -> 
     groups = _group_families(ordered, p, y, settings)
     table = period_table(p, y, periods, ordered.groups if ordered.groups.shape[1] else None,
                          n_resamples=settings.n_resamples, seed=settings.seed,
-                         skce_resamples=settings.skce_resamples)
+                         skce_resamples=settings.skce_resamples,
+                         features=ordered.X if ordered.X.shape[1] else None,
+                         klce_resamples=settings.klce_resamples)
     table = _with_period_evidence(table, periods, eprocess, groups)
     comparison = None
     if settings.challenger is not None and settings.challenger != ordered.model:

@@ -22,12 +22,13 @@ from core.data.validation import check_count
 from core.metrics.global_metrics import METRIC_NAMES, metrics_table
 from core.metrics.intervals import check_level
 from core.monitor.eprocesses import binary_forecast
+from core.stattests.klce import klce_test
 from core.stattests.skce import skce_test
 
 #: Columns of :func:`period_table`.
 PERIOD_COLUMNS = ("period", "group", "rows", "mean_forecast", "observed_rate", "gap",
                   "gap_low", "gap_high", "ece", "ece_low", "ece_high", "brier", "brier_low",
-                  "brier_high", "skce_p")
+                  "brier_high", "skce_p", "klce_p")
 #: Label of the rows of all groups together.
 ALL_ROWS = "all"
 
@@ -35,9 +36,10 @@ ALL_ROWS = "all"
 def period_table(probs: ArrayLike, y: ArrayLike, periods: ArrayLike,
                  groups: pd.DataFrame | None = None, n_bins: int = 15,
                  n_resamples: int = 100, level: float = 0.95, seed: int = 0,
-                 min_rows: int = MIN_GROUP_ROWS, skce_resamples: int = 0) -> pd.DataFrame:
+                 min_rows: int = MIN_GROUP_ROWS, skce_resamples: int = 0,
+                 features: ArrayLike | None = None, klce_resamples: int = 0) -> pd.DataFrame:
     """Per period, overall and per group: rows, mean forecast, observed rate, mean gap, ECE
-    and Brier score with intervals, and (optionally) the SKCE test's p-value.
+    and Brier score with intervals, and (optionally) the SKCE and KLCE tests' p-values.
 
     Parameters
     ----------
@@ -63,6 +65,14 @@ def period_table(probs: ArrayLike, y: ArrayLike, periods: ArrayLike,
         With B > 0, each period's ``'all'`` row gets ``skce_p``, the p-value of
         :func:`core.stattests.skce.skce_test` (consistency resampling, B resamples; exact
         tiles or random features as its plan decides for the period's size); 0: NaN.
+    features : array_like, optional
+        ``(n, d)`` encoded audit features, for the KLCE test (None: the test uses the
+        prediction kernel only).
+    klce_resamples : int
+        With B > 0, each period's ``'all'`` row gets ``klce_p``, the p-value of
+        :func:`core.stattests.klce.klce_test` (I-trustworthy eq. 4; the default null, B
+        resamples, median-heuristic bandwidths of the period's rows; exact or random
+        features as its plan decides); 0: NaN.
 
     Returns
     -------
@@ -87,6 +97,11 @@ def period_table(probs: ArrayLike, y: ArrayLike, periods: ArrayLike,
     level = check_level(level)
     min_rows = check_count("min_rows", min_rows, 1)
     skce_resamples = check_count("skce_resamples", skce_resamples, 0)
+    klce_resamples = check_count("klce_resamples", klce_resamples, 0)
+    X = None if features is None else np.asarray(features, dtype=np.float64)
+    if X is not None and X.shape[0] != p.shape[0]:
+        raise ValueError(f"features must have one row per forecast: {p.shape[0]} forecasts, "
+                         f"{X.shape[0]} feature rows.")
     cells = []
     for period in pd.unique(periods):
         in_period = periods == period
@@ -96,14 +111,15 @@ def period_table(probs: ArrayLike, y: ArrayLike, periods: ArrayLike,
             for value in sorted(set(values[in_period])):
                 cells.append((period, f"{column} = {value}", in_period & (values == value)))
     rows = [_cell(period, group, p[mask], labels[mask], n_bins, n_resamples, level, seed,
-                  min_rows, skce_resamples if group == ALL_ROWS else 0)
+                  min_rows, skce_resamples if group == ALL_ROWS else 0,
+                  None if X is None else X[mask], klce_resamples if group == ALL_ROWS else 0)
             for period, group, mask in cells]
     return pd.DataFrame(rows, columns=list(PERIOD_COLUMNS))
 
 
 def _cell(period: str, group: str, p: np.ndarray, labels: np.ndarray, n_bins: int,
           n_resamples: int, level: float, seed: int, min_rows: int,
-          skce_resamples: int) -> dict:
+          skce_resamples: int, X: np.ndarray | None, klce_resamples: int) -> dict:
     row = dict.fromkeys(PERIOD_COLUMNS, np.nan)
     row.update(period=period, group=group, rows=int(p.shape[0]))
     if p.shape[0] < min_rows:
@@ -118,7 +134,10 @@ def _cell(period: str, group: str, p: np.ndarray, labels: np.ndarray, n_bins: in
                gap_high=float(gap.mean() + half), ece=ece["value"], ece_low=ece["ci_low"],
                ece_high=ece["ci_high"], brier=brier["value"], brier_low=brier["ci_low"],
                brier_high=brier["ci_high"])
+    both = np.column_stack([1.0 - p, p])
     if skce_resamples > 0 and np.unique(labels).size == 2:
-        row["skce_p"] = skce_test(np.column_stack([1.0 - p, p]), labels,
-                                  n_resamples=skce_resamples, seed=seed).p_value
+        row["skce_p"] = skce_test(both, labels, n_resamples=skce_resamples, seed=seed).p_value
+    if klce_resamples > 0 and np.unique(labels).size == 2:
+        row["klce_p"] = klce_test(both, labels, X, n_resamples=klce_resamples,
+                                  seed=seed).p_value
     return row

@@ -21,7 +21,8 @@ from dashboard.state import active_audit
 
 PERIOD_CHOICES = (*PERIODS[:4], "label", "1000 rows")
 TABLE_COLUMNS = ["period", "group", "rows", "mean_forecast", "observed_rate", "gap", "gap_low",
-                 "gap_high", "ece", "ece_low", "ece_high", "brier", "e_value", "p_value"]
+                 "gap_high", "ece", "ece_low", "ece_high", "brier", "skce_p", "klce_p", "e_value",
+                 "p_value"]
 
 st.title("Over time")
 st.caption("A model in production is not a snapshot. Outcomes arrive period after period; the "
@@ -50,13 +51,19 @@ with st.form("over_time_form"):
     others = [name for name in audit.model_names if name != audit.model]
     challenger = c4.selectbox("Challenger", ["none", *others], key="ot_challenger",
                               index=1 if others else 0)
-    draws = st.select_slider("Bootstrap draws of the per-period ECE and Brier intervals",
+    d1, d2 = st.columns(2)
+    draws = d1.select_slider("Bootstrap draws of the per-period ECE and Brier intervals",
                              (0, 50, 100, 200), value=50, key="ot_draws",
                              help="0: no intervals (fastest); the e-processes need none")
+    kernel = d2.select_slider(
+        "Resamples of the per-period SKCE and KLCE tests", (0, 100, 200, 500), value=100,
+        key="ot_kernel", help="0: not run. KLCE tests local calibration over the audit "
+                              "features within each period (I-trustworthy eq. 4).")
     st.form_submit_button("Monitor", type="primary")
 
 settings = MonitorSettings(period=1000 if period == "1000 rows" else period, alpha=float(alpha),
                            method=method, n_resamples=int(draws),
+                           skce_resamples=int(kernel), klce_resamples=int(kernel),
                            challenger=None if challenger == "none" else challenger)
 with st.spinner("Monitoring the table row by row…"):
     result = monitoring(audit, settings)
@@ -82,3 +89,7 @@ if comparison is not None:
     chart(comparison, "ot_brier", title="Brier difference")
 st.subheader("Per period")
 st.dataframe(result.table[TABLE_COLUMNS], hide_index=True, key="ot_table")
+st.caption("skce_p, klce_p: each period's own SKCE and KLCE tests (global, and local over the "
+           "audit features), valid for that period read once — reading them every month is "
+           "not; the alarm above is the e-process, whose false-alarm rate holds however often "
+           "you look. Empty: not run, or fewer rows than a test needs.")
