@@ -31,8 +31,9 @@ far below the approximation's own O(1/√D), and the statistic remains a fixed f
 data, so the level argument above is untouched.
 
 A bandwidth grid shares one pass (:func:`accumulate_maps`): the chunk's resamples are drawn
-once, the columns that share a bandwidth are projected once (``z_g W_g``), and every grid
-point's map — the same W, the arguments ``Σ_g (z_g W_g)/σ_g`` — accumulates its own Φᵀ E.
+once, the columns that share a bandwidth are projected once (``z_g W_g``) and rescaled once
+per bandwidth (``(z_g W_g)/σ_g``), and every grid point's map — the same W, the arguments
+``Σ_g (z_g W_g)/σ_g`` — accumulates its own Φᵀ E.
 
 Memory: the rows are walked in chunks and each chunk's resampled residuals are drawn there,
 row by row from a counter-based generator keyed by the seed and the global row number
