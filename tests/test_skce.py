@@ -240,6 +240,27 @@ def test_poisson_weights_have_mean_and_variance_one_and_ignore_the_chunking() ->
     np.testing.assert_array_equal(pieces, W)
 
 
+def test_poisson_weights_by_cells_equal_the_binary_search_of_the_cdf() -> None:
+    # row_poisson_weights looks counts up by cells of [0, 1); they must equal
+    # searchsorted(F, u, side="right") for every uniform, the cells' edges and F's own values
+    # included (where a uniform equal to F_k counts k + 1).
+    from core.kernels import resampling
+
+    cdf, bits = resampling._POISSON_CDF, resampling._POISSON_BITS
+    edges = np.arange(1 << bits) / (1 << bits)
+    u = np.concatenate([cdf, np.nextafter(cdf, 0.0), np.nextafter(cdf, 1.0), edges,
+                        np.nextafter(edges + 1.0 / (1 << bits), 0.0),
+                        resampling.row_uniforms(3, "poisson", 0, 2000, 50).ravel()])
+    u = u[u < 1.0]
+    np.testing.assert_array_equal(resampling._poisson_counts(u),
+                                  np.searchsorted(cdf, u, side="right"))
+    W = resampling.row_poisson_weights(10**6, 10**6 + 2000, 50, 3)
+    expected = np.searchsorted(cdf, resampling.row_uniforms(3, "poisson", 10**6, 10**6 + 2000,
+                                                            50), side="right")
+    np.testing.assert_array_equal(W, expected)
+    assert W.dtype == np.float64
+
+
 def test_skce_summary_exact_path_is_the_exact_estimator_and_bootstrap() -> None:
     from core.metrics.skce_estimate import skce_bootstrap, skce_summary
 

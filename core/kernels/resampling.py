@@ -39,6 +39,24 @@ STREAMS = {"consistency": 1, "poisson": 2}
 _POISSON_CDF = np.cumsum(np.exp(-1.0) / np.cumprod(np.concatenate([[1.0], np.arange(1, 21)])))
 
 
+def _poisson_cells(bits: int = 16) -> tuple[np.ndarray, np.ndarray]:
+    """The inverse CDF of :data:`_POISSON_CDF` on 2^bits equal cells of [0, 1): each cell's
+    count ``#{F_k ≤ u}`` (float64) where it is the same for every ``u`` of the cell (checked
+    at the cell's first and last double), and whether a ``F_k`` falls inside the cell (8
+    cells of 65,536), whose uniforms are then looked up one by one. A uniform's cell is
+    ``⌊u·2^bits⌋``, exact for doubles."""
+    cells = 1 << bits
+    first = np.arange(cells) / cells
+    last = np.nextafter(np.arange(1, cells + 1) / cells, 0.0)
+    low = np.searchsorted(_POISSON_CDF, first, side="right")
+    high = np.searchsorted(_POISSON_CDF, last, side="right")
+    return low.astype(np.float64), low != high
+
+
+_POISSON_BITS = 16
+_POISSON_COUNTS, _POISSON_MIXED = _poisson_cells(_POISSON_BITS)
+
+
 def bernoulli_residuals(p: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     """``(n, B)`` residuals ``y* − p`` with ``y* ~ Bernoulli(p)`` drawn independently."""
     p = np.asarray(p, dtype=np.float64)
@@ -179,5 +197,15 @@ def row_poisson_weights(start: int, stop: int, n_resamples: int, seed: int) -> n
     multinomial resample, the weights of different rows are independent, so a chunk draws
     its own from :func:`row_uniforms` (stream ``"poisson"``) wherever it runs; ``Σ_i w_ib`` is
     Poisson(n) rather than exactly n."""
-    u = row_uniforms(seed, "poisson", start, stop, n_resamples)
-    return np.searchsorted(_POISSON_CDF, u, side="right").astype(np.float64)
+    return _poisson_counts(row_uniforms(seed, "poisson", start, stop, n_resamples))
+
+
+def _poisson_counts(u: np.ndarray) -> np.ndarray:
+    """Poisson(1) counts of uniforms ``u`` (float64): ``searchsorted(_POISSON_CDF, u,
+    side="right")``, looked up by cells (:func:`_poisson_cells`) — the same counts, twice as
+    fast as a binary search per uniform."""
+    cell = (u * (1 << _POISSON_BITS)).astype(np.int64)
+    counts = _POISSON_COUNTS[cell]
+    mixed = _POISSON_MIXED[cell]
+    counts[mixed] = np.searchsorted(_POISSON_CDF, u[mixed], side="right")
+    return counts

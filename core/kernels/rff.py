@@ -31,8 +31,9 @@ far below the approximation's own O(1/√D), and the statistic remains a fixed f
 data, so the level argument above is untouched.
 
 A bandwidth grid shares one pass (:func:`accumulate_maps`): the chunk's resamples are drawn
-once, the columns that share a bandwidth are projected once (``z_g W_g``), and every grid
-point's map — the same W, the arguments ``Σ_g (z_g W_g)/σ_g`` — accumulates its own Φᵀ E.
+once, the columns that share a bandwidth are projected once (``z_g W_g``) and rescaled once
+per bandwidth (``(z_g W_g)/σ_g``), and every grid point's map — the same W, the arguments
+``Σ_g (z_g W_g)/σ_g`` — accumulates its own Φᵀ E.
 
 Memory: the rows are walked in chunks and each chunk's resampled residuals are drawn there,
 row by row from a counter-based generator keyed by the seed and the global row number
@@ -112,17 +113,33 @@ class FourierMap:
         return [(points[:, groups == g] @ weights[groups == g]).astype(self.dtype)
                 for g in range(int(groups.max()) + 1)]
 
-    def features_from(self, parts: Sequence[np.ndarray], inverse_bandwidths: np.ndarray,
-                      out: np.ndarray | None = None) -> np.ndarray:
-        """``φ(z/σ)`` from :meth:`projections`: the arguments ``Σ_g (z_g W_g)/σ_g``
-        (``1/σ_g = 0``: an infinite bandwidth, that group drops out), then cosines and sines."""
-        half = parts[0].shape[1]
-        out = np.empty((parts[0].shape[0], 2 * half), dtype=self.dtype) if out is None else out
+    def scaled(self, parts: Sequence[np.ndarray], inverse_bandwidths: np.ndarray
+               ) -> list[dict[float, np.ndarray]]:
+        """For each group g of :meth:`projections`, ``1/σ_g ↦ (z_g W_g)/σ_g`` at every
+        non-zero ``1/σ_g`` of ``inverse_bandwidths`` (``(M, groups)``, one row per map), in
+        :attr:`dtype`: a bandwidth grid rescales each group once per bandwidth, not once per
+        map (:meth:`features_from`)."""
+        return [{scale: part * self.dtype(scale)
+                 for scale in sorted({float(s) for s in inverse_bandwidths[:, g] if s})}
+                for g, part in enumerate(parts)]
+
+    def features_from(self, scaled: Sequence[dict], inverse_bandwidths: np.ndarray,
+                      out: np.ndarray) -> np.ndarray:
+        """``φ(z/σ)`` from :meth:`scaled` into ``out`` (``(r, D)``): the arguments
+        ``Σ_g (z_g W_g)/σ_g`` (``1/σ_g = 0``: an infinite bandwidth, that group drops out),
+        then cosines and sines."""
+        terms = [scaled[g][float(scale)] for g, scale in enumerate(inverse_bandwidths)
+                 if scale]
+        half = self.n_features // 2
         argument = out[:, half:]
-        argument[:] = 0
-        for part, scale in zip(parts, inverse_bandwidths, strict=True):
-            if scale:
-                argument += part * self.dtype(scale)
+        if not terms:
+            argument[:] = 0
+        elif len(terms) == 1:
+            argument[:] = terms[0]
+        else:  # in the order of the groups, as 0 + Σ_g would add them
+            np.add(terms[0], terms[1], out=argument)
+            for term in terms[2:]:
+                argument += term
         np.cos(argument, out=out[:, :half])
         np.sin(argument, out=argument)
         out *= self.dtype(np.sqrt(2.0 / self.n_features))
@@ -130,8 +147,10 @@ class FourierMap:
 
     def features(self, points: np.ndarray) -> np.ndarray:
         """``φ(z)`` of each row of ``points`` (pre-scaled, σ = 1)."""
-        single = np.zeros(points.shape[1], dtype=np.int64)
-        return self.features_from(self.projections(points, single), np.ones(1))
+        single, scales = np.zeros(points.shape[1], dtype=np.int64), np.ones(1)
+        parts = self.projections(points, single)
+        return self.features_from(self.scaled(parts, scales[None, :]), scales,
+                                  np.empty((points.shape[0], self.n_features), self.dtype))
 
 
 @dataclass(frozen=True)
@@ -196,8 +215,9 @@ class FourierAccumulator:
         if self.S is None:
             self.S = np.zeros((len(self.inverse), fourier.n_features, E.shape[1]))
             self.u = np.zeros((len(self.inverse), fourier.n_features))
+        scaled = fourier.scaled(parts, self.inverse)
         for m, scales in enumerate(self.inverse):
-            fourier.features_from(parts, scales, out=phi)
+            fourier.features_from(scaled, scales, out=phi)
             self.S[m] += to_host(phi.T @ narrow)
             self.u[m] += to_host(phi.sum(axis=0, dtype=np.float64))
 
