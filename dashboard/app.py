@@ -27,6 +27,7 @@ st.set_page_config(
 
 PAGES = [
     st.Page(HERE / "views" / "data.py", title="Data", icon=":material/table_view:", default=True),
+    st.Page(HERE / "views" / "overview.py", title="Overview", icon=":material/fact_check:"),
     st.Page(HERE / "views" / "reliability.py", title="Reliability",
             icon=":material/ssid_chart:"),
     st.Page(HERE / "views" / "trust.py", title="Trust test", icon=":material/verified:"),

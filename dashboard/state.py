@@ -22,12 +22,15 @@ import pandas as pd
 import streamlit as st
 
 from core.audit import (
+    AuditSettings,
     FindingsSettings,
     LandscapeSettings,
     LocalBiasSettings,
     PageSettings,
     ReliabilitySettings,
     TrustSettings,
+    compose,
+    settings_for,
 )
 from core.data import (
     DEMOS,
@@ -394,6 +397,17 @@ def page_settings() -> PageSettings:
     trust = record.get("trust", {})
     return PageSettings(part=parts[0] if parts else "test",
                         trust_alpha=trust.get("alpha"), **shown)
+
+
+def pages_audit(audit: AuditData) -> tuple[AuditSettings, tuple[str, ...]]:
+    """The audit of the sections the pages showed (:func:`core.audit.compose`) fitted to
+    ``audit``, and a sentence for each setting two pages chose differently — or for a page
+    setting this data cannot use (then the defaults are audited)."""
+    shown, differences = compose(page_settings())
+    try:
+        return settings_for(audit, shown), differences
+    except ValueError as error:
+        return settings_for(audit, {}), (f"{error} The defaults are used instead.",)
 
 
 def _plain_sections() -> dict:

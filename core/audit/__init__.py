@@ -21,6 +21,8 @@ Modules:
 * ``findings`` — the slices tested for a calibration gap; one slice up close.
 * ``landscape`` — MLCE against γ on a map of the audit features.
 * ``runner`` — :func:`run_audit`.
+* ``verdicts`` — one answer per question, each from its one primary test
+  (:func:`audit_verdicts`).
 """
 
 from core.audit.findings import slice_class, slice_lcb_points, slice_reliability, slice_section
@@ -86,20 +88,21 @@ from core.audit.settings import (
 )
 from core.audit.store import SectionStore, section, section_key
 from core.audit.trust import PairSettings, klce_pair, median_bandwidths, trust_section
+from core.audit.verdicts import STATUSES, Verdict, audit_verdicts
 
 __all__ = [
     "CURVE_GAMMAS", "EXTENDED_RESAMPLES", "LCE_BINS", "LCE_ROWS", "PARTS", "PREDICTION",
-    "SKCE_ROW", "AuditResult", "AuditSettings", "FindingsSettings", "LandscapeSettings",
-    "LcbProfile", "LcbSection", "LceSection", "LocalBiasSettings", "PageSettings",
-    "PairSettings", "ProfileSettings", "ReliabilitySection", "ReliabilitySettings",
-    "SectionStore", "StreamInfo", "TrustSettings", "audit_part", "axis_options",
-    "binned_table", "calibration_tests", "compose", "cumulative_curve",
+    "SKCE_ROW", "STATUSES", "AuditResult", "AuditSettings", "FindingsSettings",
+    "LandscapeSettings", "LcbProfile", "LcbSection", "LceSection", "LocalBiasSettings",
+    "PageSettings", "PairSettings", "ProfileSettings", "ReliabilitySection", "ReliabilitySettings",
+    "SectionStore", "StreamInfo", "TrustSettings", "Verdict", "audit_part", "audit_verdicts",
+    "axis_options", "binned_table", "calibration_tests", "compose", "cumulative_curve",
     "curve_computation", "curve_over_gammas", "default_bootstrap", "extended_rows",
-    "feature_columns", "feature_map", "group_tables", "klce_pair",
-    "lcb_bandwidths", "numeric_features",
-    "lcb_profile", "lcb_section", "lcb_values", "lce_rows", "lce_section", "median_bandwidths",
-    "metrics_with_skce", "reference_and_query", "section", "reliability_section", "resolved",
-    "run_audit", "section_key", "settings_for", "skce_computation", "skce_exact_seconds",
-    "slice_class", "slice_lcb_points", "slice_names", "slice_reliability", "slice_section",
-    "smooth_curve", "summary_metrics", "test_results", "tests_table", "trust_section",
+    "feature_columns", "feature_map", "group_tables", "klce_pair", "lcb_bandwidths", "lcb_profile",
+    "lcb_section", "lcb_values", "lce_rows", "lce_section", "median_bandwidths",
+    "metrics_with_skce", "numeric_features", "reference_and_query", "reliability_section",
+    "resolved", "run_audit", "section", "section_key", "settings_for", "skce_computation",
+    "skce_exact_seconds", "slice_class", "slice_lcb_points", "slice_names", "slice_reliability",
+    "slice_section", "smooth_curve", "summary_metrics", "test_results", "tests_table",
+    "trust_section",
 ]

@@ -26,6 +26,7 @@ import plotly.io as pio
 
 import core
 from core.audit.results import AuditResult
+from core.audit.verdicts import audit_verdicts
 from core.data.audit_data import AuditData
 from core.ensembles.summary import CredalComparison
 from core.metrics.intervals import ESTIMATE_CAPTION, shown_metrics
@@ -86,6 +87,9 @@ ul.findings li { border-left: 5px solid var(--info); background: #f4f7fa; margin
                  padding: 8px 12px; break-inside: avoid; }
 ul.findings li.problem { border-color: var(--bad); background: #fbf1f0; }
 ul.findings li.ok { border-color: var(--ok); background: #eef7f2; }
+table.verdicts td.status { font-weight: 600; text-transform: uppercase; font-size: 11.5px; }
+table.verdicts tr.fail td.status { color: var(--bad); }
+table.verdicts tr.pass td.status { color: var(--ok); }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 12.5px;
         break-inside: auto; }
 th, td { border-bottom: 1px solid var(--line); padding: 3px 8px; text-align: left;
@@ -167,6 +171,18 @@ def figure_block(item: AuditFigure, images: Mapping[str, bytes] | None) -> str:
 
 
 # --------------------------------------------------------------------------- sections
+
+
+def verdicts_section(result: AuditResult, comparison: pd.DataFrame | None) -> str:
+    """The answers first: one row per question (:func:`core.audit.verdicts.audit_verdicts`)."""
+    rows = "".join(
+        f'<tr class="{escape(v.status.replace(" ", "-"))}"><td>{escape(v.question)}</td>'
+        f'<td class="status">{escape(v.status)}</td><td>{escape(v.answer)}'
+        + "".join(f'<br><span class="muted">{escape(e)}</span>' for e in v.evidence)
+        + f'</td><td>{escape(v.number)}</td><td class="muted">{escape(v.error_rate)}</td></tr>'
+        for v in audit_verdicts(result, comparison))
+    return ("<h2>Verdicts</h2><table class=\"verdicts\"><tr><th>question</th><th>verdict</th>"
+            "<th>answer</th><th>primary test</th><th>error rate</th></tr>" + rows + "</table>")
 
 
 def summary_section(result: AuditResult, comparison: pd.DataFrame | None,
@@ -435,6 +451,7 @@ def report_html(result: AuditResult, audit: AuditData, figures: Sequence[AuditFi
         f"Calibration Atlas {escape(core.__version__)} · report schema {SCHEMA_VERSION} · "
         f"{result.rows:,} rows ({escape(result.part)}) · fingerprint "
         f"<code>{escape(result.fingerprint[:16])}…</code></p>",
+        verdicts_section(result, comparison),
         summary_section(result, comparison, credal),
         dataset_section(result, audit),
         provenance_section(result, user),

@@ -27,6 +27,7 @@ import pandas as pd
 
 import core
 from core.audit.results import AuditResult
+from core.audit.verdicts import audit_verdicts
 from core.data.audit_data import AuditData
 from core.ensembles.summary import CredalComparison
 from core.ensembles.test import WEIGHT_LABELS, null_description
@@ -261,6 +262,7 @@ def report_document(result: AuditResult, audit: AuditData,
         "provenance": provenance(result, user),
         "dataset": dataset_record(result, audit),
         "settings": dataclasses.asdict(result.settings),
+        "verdicts": [v.as_record() for v in audit_verdicts(result, comparison)],
         "summary": [{"level": f.level, "topic": f.topic, "text": f.text}
                     for f in findings(result, comparison, credal)],
         "reliability": {

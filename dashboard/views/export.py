@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-import pandas as pd
 import streamlit as st
 
-from core.audit import compose, settings_for
 from core.report import (
     MIME_TYPES,
     ExportError,
@@ -23,10 +21,10 @@ from dashboard.state import (
     active_audit,
     credal_comparison,
     export_file,
-    page_settings,
     recalibration_comparison,
     set_export_file,
 )
+from dashboard.whole_audit import whole_audit
 
 REPORT_FILES = {"HTML": ("report.html", "html"), "PDF": ("report.pdf", "pdf"),
                 "JSON": ("results.json", "json"), "CSV tables": ("tables.zip", "zip")}
@@ -115,39 +113,15 @@ st.caption("Every figure as PNG, SVG, PDF or standalone HTML, and a self-contain
            "(HTML, PDF, JSON) of the active dataset at the settings of every page. The same "
            "audit runs headless with `calibration-atlas audit`.")
 audit = active_audit()
-shown, differences = compose(page_settings())
-try:
-    settings = settings_for(audit, shown)
-except ValueError as error:  # a page setting this data cannot use: say so, audit the defaults
-    st.warning(f"{error} The defaults are used instead.", icon=":material/warning:")
-    settings, differences = settings_for(audit, {}), ()
-for difference in differences:
-    st.info(difference, icon=":material/info:")
-with st.expander("Settings of this audit (taken from the pages, defaults elsewhere)"):
-    st.dataframe(pd.DataFrame([{"setting": k, "value": str(v)} for k, v in
-                               dataclasses.asdict(settings).items()]),
-                 hide_index=True, width="stretch")
+result, differences = whole_audit(audit, key="export_run")
 reason = no_static_reason()
 if reason:
     st.warning(reason + " The report is written as interactive HTML.", icon=":material/info:")
-
-gate = st.empty()  # the explanation and the button, cleared once the audit is there
-if not diagnostics.has_audit_result(settings, audit):
-    with gate.container():
-        st.info(f"The audit computes what every page shows, on the {audit.n:,} rows of "
-                f"{audit.name}. It can take minutes: the census demo's 5,000 test rows took "
-                "about two minutes at the default resamples on two busy CPU cores.",
-                icon=":material/timer:")
-        if not st.button("Run the audit", type="primary", key="export_run"):
-            st.stop()
-bar = st.progress(0.0, text="Running the audit…")
-result = diagnostics.audit_result(settings, audit, progress=lambda f, m: bar.progress(f, text=m))
 # the report says which settings two pages chose differently (the audit holds one of each)
 result = dataclasses.replace(result, notes=result.notes + differences)
-bar.progress(1.0, text="Drawing the figures…")
+bar = st.progress(1.0, text="Drawing the figures…")
 figures = diagnostics.audit_figures(result, audit)
 bar.empty()
-gate.empty()
 st.success(f"Audit of {result.rows:,} rows ({result.part}) of {result.dataset}: "
            f"{len(figures)} figures.", icon=":material/check:")
 figures_panel(figures)
