@@ -467,6 +467,21 @@ def credal_comparison(fingerprint: str):
     return stored[1] if stored is not None and stored[0] == fingerprint else None
 
 
+_MODELS = "model_comparison"
+
+
+def set_model_comparison(fingerprint: str, comparison) -> None:
+    """Hand the Compare models page's champion–challenger comparison (a
+    :class:`core.compare.ComparisonResult`) to the Overview's verdict."""
+    st.session_state[_MODELS] = (fingerprint, comparison)
+
+
+def model_comparison(fingerprint: str):
+    """The champion–challenger comparison last run on this dataset, or None."""
+    stored = st.session_state.get(_MODELS)
+    return stored[1] if stored is not None and stored[0] == fingerprint else None
+
+
 # --------------------------------------------------------------------------- computations
 
 _EXACT = "exact_requested"

@@ -15,7 +15,7 @@ from core.report import build_comparison_report
 from core.stattests import format_p_value
 from dashboard.cache import compare as compare_cache
 from dashboard.components import chart
-from dashboard.state import active_audit, export_file, set_export_file
+from dashboard.state import active_audit, export_file, set_export_file, set_model_comparison
 
 TABLE_COLUMNS = {"name": "criterion", "value_a": "champion (A)", "value_b": "challenger (B)",
                  "difference": "B − A", "ci_low": "CI low", "ci_high": "CI high",
@@ -85,6 +85,7 @@ settings = CompareSettings(challenger=challenger, champion=champion, features=tu
                            n_resamples=int(n_resamples), seed=int(seed))
 bar = st.progress(0.0, text="Comparing the models…")
 result = compare_cache.comparison(audit, settings, lambda f, m: bar.progress(min(f, 1.0), m))
+set_model_comparison(audit.fingerprint, result)
 bar.empty()
 
 worse = result.worse(criteria)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.audit import audit_verdicts
-from dashboard.state import active_audit, recalibration_comparison
+from dashboard.state import active_audit, model_comparison, recalibration_comparison
 from dashboard.whole_audit import whole_audit
 
 BADGES = {"pass": ("green", ":material/check_circle:", "Pass"),
@@ -23,7 +23,8 @@ st.caption("The questions an audit answers, one verdict each. Every verdict rest
            "a problem, not a proof that there is none.")
 audit = active_audit()
 result, _ = whole_audit(audit, key="overview_run")
-verdicts = audit_verdicts(result, recalibration_comparison())
+verdicts = audit_verdicts(result, recalibration_comparison(),
+                          model_comparison(audit.fingerprint))
 failed = sum(v.status == "fail" for v in verdicts)
 ran = sum(v.status != "not run" for v in verdicts)
 st.subheader(f"{ran} questions answered, {failed} failed" if ran else "No question answered")
@@ -33,7 +34,7 @@ for verdict in verdicts:
         left, right = st.columns([1, 5])
         left.badge(label, icon=icon, color=color)
         right.markdown(f"**{verdict.question}** {verdict.answer}")
-        right.caption(f"{verdict.number} · {verdict.error_rate}")
+        right.caption(" · ".join(p for p in (verdict.number, verdict.error_rate) if p != "—"))
         if verdict.evidence:
             with right.expander("What qualifies this answer"):
                 for line in verdict.evidence:
