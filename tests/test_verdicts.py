@@ -71,3 +71,16 @@ def test_the_overview_page_shows_the_five_verdicts() -> None:
     for question in ("calibrated overall", "calibrated locally", "Where is it",
                      "Which recalibration", "challenger"):
         assert question in questions
+
+
+def test_the_compare_page_shows_the_trust_pages_klce_verdict_for_the_champion() -> None:
+    """One number per question: the champion's local-calibration p-value on Compare models is
+    the Trust page's aggregated test at its defaults (the same section, from the same store)."""
+    trust = open_demo_page("trust", "census")
+    verdict = " ".join(m.value for m in [*trust.error, *trust.success]
+                       if "max over" in m.value)
+    compare = open_demo_page("compare", "census")
+    champion = next(d.value for d in compare.dataframe
+                    if "aggregated KLCE p" in d.value.columns).iloc[0]["aggregated KLCE p"]
+    assert verdict and f"p {champion}" in verdict or f"p = {champion}" in verdict, \
+        (champion, verdict)

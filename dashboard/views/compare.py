@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
+from core.audit import TrustSettings, audit_part, trust_section
 from core.compare import CRITERIA, CRITERION_NAMES, CompareSettings, decide
 from core.figures import (
     caption_text,
@@ -14,6 +16,7 @@ from core.figures import (
 from core.report import build_comparison_report
 from core.stattests import format_p_value
 from dashboard.cache import compare as compare_cache
+from dashboard.cache import diagnostics
 from dashboard.components import chart
 from dashboard.state import active_audit, export_file, set_export_file, set_model_comparison
 
@@ -114,13 +117,29 @@ st.caption(f"Intervals are {1 - alpha:.0%} intervals; every criterion is a loss,
            "power: README, *Comparing models*.")
 chart(differences_figure(result.table, result.alpha), key="cmp_differences", caption=caption,
       title="Paired differences")
+st.markdown("**Each model's local calibration** — the Trust page's verdict (the aggregated "
+            "KLCE test over its 5 × 5 bandwidth grid) for each model on these rows")
+trust = TrustSettings(tuple(features))
+verdicts = []
+for role, name in (("champion (A)", champion), ("challenger (B)", challenger)):
+    rows, _ = audit_part(audit.with_model(name), part)
+    grid = diagnostics.section(trust_section, rows, trust,
+                               spinner=f"Trust test of {name}…").aggregated
+    verdicts.append({"model": f"{name} — {role}",
+                     "aggregated KLCE p": format_p_value(grid.p_value, grid.n_resamples),
+                     f"locally calibrated at α = {alpha:g}?": "no" if grid.p_value <= alpha
+                     else "no evidence against"})
+st.dataframe(pd.DataFrame(verdicts), width="stretch", hide_index=True)
 if not result.klce_tests.empty:
-    st.markdown("**Each model's own KLCE test of local calibration** "
-                f"({result.parameters['klce_rows']:,} rows, same kernel for both)")
-    # each model's test ran with the comparison's B: "≤ 1/(B+1)" at the floor
-    st.dataframe(result.klce_tests.assign(p_value=[
-        format_p_value(p, settings.n_resamples) for p in result.klce_tests["p_value"]]),
-        width="stretch", hide_index=True)
+    with st.expander("Each model's KLCE test at the comparison's one kernel"):
+        # each model's test ran with the comparison's B: "≤ 1/(B+1)" at the floor
+        st.dataframe(result.klce_tests.assign(p_value=[
+            format_p_value(p, settings.n_resamples) for p in result.klce_tests["p_value"]]),
+            width="stretch", hide_index=True)
+        st.caption(f"On the comparison's {result.parameters['klce_rows']:,} kernel rows at the "
+                   "median-heuristic bandwidths of the champion, exact, B as above: the kernel "
+                   "of the KLCE² difference above. It is one bandwidth pair, so it can differ "
+                   "from the Trust page's verdict over the whole grid, which is the answer.")
 
 st.subheader("Reliability, both models on the same bins")
 chart(reliability_overlay_figure(result), key="cmp_reliability", caption=caption,
