@@ -19,8 +19,20 @@ def test_trust_page_rejects_on_the_census_demo() -> None:
     assert at.selectbox(key="trust_null").value == "consistency-combined"
     errors = " ".join(e.value for e in at.error)
     assert "the aggregated KLCE test rejects" in errors
+    # the pair's p-value is the heat map's cell: at the median heuristic, the grid's centre
+    from core.audit import TrustSettings, audit_part, trust_section
+    from core.stattests import format_p_value
+    from dashboard.cache import diagnostics
+    from dashboard.state import cached_demo
+
+    data, _ = audit_part(cached_demo("census"), "test")
+    grid = diagnostics.STORE.section(trust_section, data, TrustSettings(("age", "sex", "race")))
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["p-value"] == format_p_value(grid.p_values[2, 2], grid.n_resamples)
     # a narrower feature bandwidth makes the single-bandwidth test reject as well
     at.select_slider(key="trust_sigma_x").set_value(0.25).run()
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["p-value"] == format_p_value(grid.p_values[2, 0], grid.n_resamples)
     assert not at.exception, at.exception
     assert "At these bandwidths the KLCE test rejects" in " ".join(e.value for e in at.error)
     at.selectbox(key="trust_null").set_value("permutation").run()

@@ -46,11 +46,12 @@ def test_a_worker_killed_mid_test_does_not_change_the_p_value(cluster) -> None:
     np.testing.assert_allclose(clustered.null, threaded.null, rtol=1e-9)
 
 
-def trust_page(monkeypatch, tmp_path, dask: str | None, b: int = 200) -> AppTest:
+def trust_page(monkeypatch, tmp_path, dask: str | None, b: int = 200,
+               exact: bool = False) -> AppTest:
     from dashboard.cache import diagnostics
     from dashboard.state import cached_demo, set_active
 
-    diagnostics._GRIDS.store.clear()  # the memo keys on the data, not on the engine
+    diagnostics.forget_sections()  # the store keys on the data, not on the engine
     monkeypatch.setenv("CALIBRATION_ATLAS_STORE", str(tmp_path / "tables"))
     if dask:
         monkeypatch.setenv("CALIBRATION_ATLAS_DASK", f"lab={dask}")
@@ -59,6 +60,9 @@ def trust_page(monkeypatch, tmp_path, dask: str | None, b: int = 200) -> AppTest
     at = AppTest.from_file(str(APP), default_timeout=600)
     set_active(cached_demo("itrustworthy"), "demo: itrustworthy", session=at.session_state)
     at.session_state["trust_b"] = b
+    if exact:  # the grid's tiles, not random features (which run on this machine's threads)
+        at.session_state["exact_requested"] = {
+            ("trust_grid", cached_demo("itrustworthy").fingerprint)}
     at.run()
     at.switch_page("views/trust.py").run()
     assert not at.exception, at.exception
@@ -90,16 +94,18 @@ def test_the_trust_page_and_the_cli_on_the_cluster_give_the_threads_p_values(
 
 def test_a_scheduler_killed_mid_computation_falls_back_to_threads(cluster, monkeypatch,
                                                                   tmp_path) -> None:
-    here = trust_page(monkeypatch, tmp_path, None, b=2000)
+    here = trust_page(monkeypatch, tmp_path, None, b=2000, exact=True)
     from dashboard.cache import diagnostics
 
-    diagnostics._GRIDS.store.clear()
+    diagnostics.forget_sections()
     monkeypatch.setenv("CALIBRATION_ATLAS_DASK", f"lab={cluster.address}")
     from dashboard.state import cached_demo, set_active
 
     at = AppTest.from_file(str(APP), default_timeout=600)
     set_active(cached_demo("itrustworthy"), "demo: itrustworthy", session=at.session_state)
     at.session_state["trust_b"] = 2000
+    at.session_state["exact_requested"] = {
+        ("trust_grid", cached_demo("itrustworthy").fingerprint)}
     at.run()
     at.switch_page("views/trust.py")
     killer = kill_when_busy(cluster, cluster.scheduler)

@@ -58,7 +58,7 @@ def trust_page(monkeypatch, tmp_path, config: str, b: int = 200) -> AppTest:
     from dashboard.cache import diagnostics
     from dashboard.state import cached_demo, set_active
 
-    diagnostics._GRIDS.store.clear()  # the memo keys on the data, not on the engine
+    diagnostics.forget_sections()  # the store keys on the data, not on the engine
     monkeypatch.setenv("CALIBRATION_ATLAS_STORE", str(tmp_path / "tables"))
     monkeypatch.setenv("CALIBRATION_ATLAS_CONFIG", config)
     for name in ("CALIBRATION_ATLAS_DASK", "CALIBRATION_ATLAS_ENGINE"):

@@ -16,7 +16,7 @@ Modules:
 * ``rows`` — the audited part, the audit features, LCB's reference and query rows, the
   columns slices are cut from.
 * ``reliability`` — binned table, metrics with intervals, tests, groups, the page's curves.
-* ``trust`` — the KLCE² bandwidth grid and its aggregated test; one bandwidth pair.
+* ``trust`` — the KLCE² bandwidth grid and its aggregated test.
 * ``local_bias`` — LCB with cross-validated bandwidths and its profile with trends.
 * ``findings`` — the slices tested for a calibration gap; one slice up close.
 * ``landscape`` — MLCE against γ on a map of the audit features.
@@ -87,19 +87,19 @@ from core.audit.settings import (
     settings_for,
 )
 from core.audit.store import SectionStore, section, section_key
-from core.audit.trust import PairSettings, klce_pair, median_bandwidths, trust_section
+from core.audit.trust import trust_section
 from core.audit.verdicts import STATUSES, Verdict, audit_verdicts
 
 __all__ = [
     "CURVE_GAMMAS", "EXTENDED_RESAMPLES", "LCE_BINS", "LCE_ROWS", "PARTS", "PREDICTION",
     "SKCE_ROW", "STATUSES", "AuditResult", "AuditSettings", "FindingsSettings",
     "LandscapeSettings", "LcbProfile", "LcbSection", "LceSection", "LocalBiasSettings",
-    "PageSettings", "PairSettings", "ProfileSettings", "ReliabilitySection", "ReliabilitySettings",
+    "PageSettings", "ProfileSettings", "ReliabilitySection", "ReliabilitySettings",
     "SectionStore", "StreamInfo", "TrustSettings", "Verdict", "audit_part", "audit_verdicts",
     "axis_options", "binned_table", "calibration_tests", "compose", "cumulative_curve",
     "curve_computation", "curve_over_gammas", "default_bootstrap", "extended_rows",
-    "feature_columns", "feature_map", "group_tables", "klce_pair", "lcb_bandwidths", "lcb_profile",
-    "lcb_section", "lcb_values", "lce_rows", "lce_section", "median_bandwidths",
+    "feature_columns", "feature_map", "group_tables", "lcb_bandwidths", "lcb_profile",
+    "lcb_section", "lcb_values", "lce_rows", "lce_section",
     "metrics_with_skce", "numeric_features", "reference_and_query", "reliability_section",
     "resolved", "run_audit", "section", "section_key", "settings_for", "skce_computation",
     "skce_exact_seconds", "slice_class", "slice_lcb_points", "slice_names", "slice_reliability",

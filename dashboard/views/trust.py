@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import streamlit as st
 
-from core.audit import PairSettings, TrustSettings, klce_pair, median_bandwidths, trust_section
+from core.audit import TrustSettings, trust_section
 from core.figures import caption_text, null_histogram_figure, p_value_heatmap_figure
 from core.stattests import DEFAULT_NULL, NULL_EXPLANATIONS, NULLS, format_p_value, p_text
 from dashboard.cache import diagnostics
 from dashboard.components import analysis_part, chart, class_picker, computation_note, verdict
 from dashboard.state import active_audit, exact_requested, record_section
 
-FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0, 4.0, 8.0)
+#: The grid's multiples of the median heuristic (:func:`core.stattests.klce_grid.bandwidth_grid`).
+GRID_FACTORS = (0.25, 0.5, 1.0, 2.0, 4.0)
 #: Resamples of the 25-point bandwidth grid (each grid point is one tile-engine pass).
 GRID_RESAMPLES = 200
 STUDY = Path(__file__).resolve().parents[1] / "assets" / "klce_null_study.md"
@@ -47,8 +47,8 @@ with right:
 
 c1, c2, c3 = st.columns([1.4, 0.9, 0.6])
 null = c1.selectbox("Null", NULLS, index=NULLS.index(DEFAULT_NULL), key="trust_null")
-n_resamples = c2.select_slider("Resamples B", [200, 500, 1000, 2000], value=500,
-                               key="trust_b")
+n_resamples = c2.select_slider("Resamples B", [200, 500, 1000, 2000], value=GRID_RESAMPLES,
+                               key="trust_b", help="Shared by every cell of the grid")
 alpha = c3.selectbox("α", [0.01, 0.05, 0.10], index=1, key="trust_alpha")
 st.caption(f"**{null}** — {NULL_EXPLANATIONS[null]}")
 subject = "the positive class" if audit.is_binary else f"class '{audit.classes[class_index]}'"
@@ -62,7 +62,7 @@ st.markdown(
     "the grid with the same maximum over the resamples — a controlled level, no free choice."
 )
 grid_computation = "exact" if exact_requested("trust_grid", data.fingerprint) else "auto"
-settings = TrustSettings(features, class_index, null, GRID_RESAMPLES, grid_computation)
+settings = TrustSettings(features, class_index, null, n_resamples, grid_computation)
 record_section("trust", part, settings, alpha=alpha)
 bar = st.progress(0.0, text="Bandwidth grid…")
 grid = diagnostics.section(trust_section, data, settings,
@@ -84,46 +84,56 @@ chart(p_value_heatmap_figure(grid.prob_bandwidths, grid.feature_bandwidths, grid
                            extra=f"features: {scope} · null: {null}, B = {grid.n_resamples}"))
 st.caption(f"p-value at each bandwidth pair (outlined: ≤ α) from B = {grid.n_resamples} shared "
            "resamples; the grid's centre is the median heuristic.")
+aggregated = grid.aggregated
+chart(null_histogram_figure(aggregated.null, aggregated.statistic,
+                            statistic_label="largest standardised KLCE² over the grid"),
+      key="trust_null_hist", title="KLCE aggregated test: null and observed",
+      caption=caption_text(notion="one-vs-rest", split=part, n=data.n,
+                           extra=f"null: {null}, B = {grid.n_resamples}, "
+                                 f"{p_text(aggregated.p_value, aggregated.n_resamples)}"))
+st.caption("The verdict's statistic — the largest standardised KLCE² over the grid — beside its "
+           f"null from the same {grid.n_resamples} resamples.")
 
 st.header("At one bandwidth pair")
-base_p, base_x = diagnostics.section(median_bandwidths, data, settings)
-s1, s2 = st.columns(2)
-factor_p = s1.select_slider(
-    "Prediction bandwidth σ_p", FACTORS, value=1.0, key="trust_sigma_p",
-    format_func=lambda f: f"{factor_label(f)} ({base_p * f:.3g})",
-    help="Multiples of the median heuristic (log scale).")
-factor_x = 1.0
-if features:
-    factor_x = s2.select_slider(
-        "Feature bandwidth σ_x", FACTORS, value=1.0, key="trust_sigma_x",
-        format_func=lambda f: f"{factor_label(f)} ({base_x * f:.3g})",
-        help="Multiples of the median heuristic, in standard deviations of the features.")
-sigma_p, sigma_x = base_p * factor_p, (base_x * factor_x if features else np.inf)
-single_computation = "exact" if exact_requested("trust_single", data.fingerprint) else "auto"
-result = diagnostics.section(klce_pair, data, PairSettings(
-    features, class_index, sigma_p, sigma_x, null, n_resamples, single_computation),
-    spinner="Running the KLCE test…")
-computation_note(result.parameters, "trust_single", data.fingerprint)
-verdict(result.p_value, alpha,
-        reject="At these bandwidths the KLCE test rejects local calibration",
-        accept="At these bandwidths the KLCE test finds no evidence of local miscalibration",
-        notion=f"σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}", n_resamples=result.n_resamples)
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("KLCE²", f"{result.parameters['klce']:.3g}")
-m2.metric("p-value", format_p_value(result.p_value, result.n_resamples),
-          help=f"(1 + #null ≥ observed)/(1 + B); the paper's #null > observed / B: "
-               f"{result.p_value_paper:.4f}")
-m3.metric("σ_p", f"{sigma_p:.3g}")
-m4.metric("σ_x", f"{sigma_x:.3g}" if features else "— (kernel ≡ 1)")
-statistic_label = result.parameters["statistic"]
-chart(null_histogram_figure(result.null, result.statistic, statistic_label=statistic_label),
-      key="trust_null_hist", title="KLCE null distribution",
-      caption=caption_text(notion="one-vs-rest", split=part, n=data.n,
-                           bandwidths={"σ_p": sigma_p, "σ_x": sigma_x},
-                           extra=f"null: {null}, B = {result.n_resamples}, "
-                                 f"{p_text(result.p_value, result.n_resamples)}"))
-st.caption(f"The null distribution of the test statistic ({statistic_label}) from "
-           f"{result.n_resamples} resamples, with the observed value; {data.n:,} rows.")
+st.caption("Each pair is a cell of the grid above — the same statistic, resamples and seed — so "
+           "the number here is the cell's, and moving a slider reads another cell.")
+
+
+@st.fragment
+def one_pair() -> None:
+    """The grid's cell at the sliders' pair (a lookup: only this part reruns)."""
+    s1, s2 = st.columns(2)
+    factor_p = s1.select_slider(
+        "Prediction bandwidth σ_p", GRID_FACTORS, value=1.0, key="trust_sigma_p",
+        format_func=lambda f: f"{factor_label(f)} ({grid.spec.prob_bandwidth * f:.3g})",
+        help="Multiples of the median heuristic (log scale).")
+    factor_x = 1.0
+    if features:
+        factor_x = s2.select_slider(
+            "Feature bandwidth σ_x", GRID_FACTORS, value=1.0, key="trust_sigma_x",
+            format_func=lambda f: f"{factor_label(f)} ({grid.spec.feature_bandwidth * f:.3g})",
+            help="Multiples of the median heuristic, in standard deviations of the features.")
+    i = GRID_FACTORS.index(factor_p)
+    j = GRID_FACTORS.index(factor_x) if grid.feature_bandwidths.size > 1 else 0
+    p_value, statistic = float(grid.p_values[i, j]), float(grid.statistics[i, j])
+    sigma_p, sigma_x = grid.prob_bandwidths[i], grid.feature_bandwidths[j]
+    verdict(p_value, alpha,
+            reject="At these bandwidths the KLCE test rejects local calibration",
+            accept="At these bandwidths the KLCE test finds no evidence of local "
+                   "miscalibration",
+            notion=f"σ_p = {sigma_p:.3g}, σ_x = {sigma_x:.3g}; one cell of the grid, not "
+                   "the verdict", n_resamples=grid.n_resamples)
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("statistic", f"{statistic:.3g}",
+              help="KLCE² at this pair, standardised over the null's variants when the null "
+                   "combines several")
+    m2.metric("p-value", format_p_value(p_value, grid.n_resamples),
+              help="(1 + #null ≥ observed)/(1 + B), from the grid's shared resamples")
+    m3.metric("σ_p", f"{sigma_p:.3g}")
+    m4.metric("σ_x", f"{sigma_x:.3g}" if features else "— (kernel ≡ 1)")
+
+
+one_pair()
 
 with st.expander("How the default null was chosen"):
     st.markdown(
