@@ -168,7 +168,8 @@ def load_audit(options: argparse.Namespace) -> AuditData:
 
 def audit_settings_from_options(options: argparse.Namespace, audit: AuditData) -> AuditSettings:
     """The audit settings: the app's defaults for data of this size (the Export page's,
-    :func:`core.audit.settings_for`) and the options' (:func:`option_settings`)."""
+    :func:`core.audit.settings_for`) and the options'
+    (:func:`core.cli.options.option_settings`)."""
     return audit_settings_for(audit, option_settings(options))
 
 
