@@ -480,21 +480,23 @@ def profile_audit(rows: int, top: int) -> None:
     page's numbers beside the local pages'), under pyinstrument: what takes the time."""
     from pyinstrument import Profiler
 
-    from core import cli
     from core.audit import SectionStore
+    from core.cli import audit as audit_command
+    from core.cli import entry
     from core.report import build_report
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "scale.parquet"
         scale_table(rows).to_parquet(path, index=False, row_group_size=ROW_GROUP)
-        options = cli.build_parser().parse_args(
+        options = entry.build_parser().parse_args(
             ["audit", str(path), "--label", "label", "--prob", "prob", "--features",
              ",".join(SCALE_FEATURES), "--groups", "region", "--formats", "png,html"])
         print(f"n = {rows:,}; {load()}", flush=True)
         profiler = Profiler()
         profiler.start()
-        data = cli.load_audit(options)
-        result = run_audit(data, cli.settings_for(options, data), store=SectionStore())
+        data = audit_command.load_audit(options)
+        settings = audit_command.audit_settings_from_options(options, data)
+        result = run_audit(data, settings, store=SectionStore())
         build_report(result, data, formats=("png", "html"), shared_plotly=True)
         profiler.stop()
     text = profiler.output_text(unicode=True, color=False, show_all=False)

@@ -8,12 +8,12 @@ import sys
 
 import pytest
 
-from core import cli
+from core.cli import app, entry
 from tests.conftest import APP
 
 
 def command_for(*arguments: str) -> tuple[list[str], dict[str, str]]:
-    return cli.app_command(cli.build_parser().parse_args(["app", *arguments]))
+    return app.app_command(entry.build_parser().parse_args(["app", *arguments]))
 
 
 def test_defaults_serve_this_machine_only_on_8501(monkeypatch) -> None:
@@ -34,20 +34,20 @@ def test_port_address_and_sign_in_pass_through() -> None:
 @pytest.mark.parametrize("port", ["0", "65536", "http"])
 def test_a_bad_port_is_a_usage_error(port: str, capsys) -> None:
     with pytest.raises(SystemExit) as stop:
-        cli.build_parser().parse_args(["app", "--port", port])
+        entry.build_parser().parse_args(["app", "--port", port])
     assert stop.value.code == 2
     assert "--port" in capsys.readouterr().err
 
 
 def test_the_packaged_defaults_sit_beside_the_app() -> None:
-    script = cli.app_script()
+    script = app.app_script()
     assert (script.parent / ".streamlit" / "config.toml").is_file()
     assert (script.parent / "assets" / "logo.png").is_file()
 
 
 def test_a_missing_dashboard_is_one_sentence(monkeypatch, capsys) -> None:
-    monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name: None)
-    assert cli.main(["app"]) == 2
+    monkeypatch.setattr(app.importlib.util, "find_spec", lambda name: None)
+    assert entry.main(["app"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("calibration-atlas: error: ") and "Traceback" not in err
 

@@ -12,6 +12,9 @@ import pytest
 
 from core import cli
 from core.audit import AuditSettings, run_audit
+from core.cli import audit as audit_command
+from core.cli import audit_report, entry
+from core.cli import demo as demo_command
 from core.data.audit_data import AuditData
 from core.report.export import find_chromium
 from tests.conftest import ROOT
@@ -128,14 +131,15 @@ def test_fail_on_gates_a_pipeline(table_csv: Path, tmp_path: Path, capsys) -> No
            f"first {found[0]['slice']}" in err and "at alpha = 0.05" in err
     assert document["settings"]["slice_resamples"] == 30
     # the other gates read the same verdicts (the audit the command ran, run again here)
-    options = cli.build_parser().parse_args([*common, "--out", str(out)])
-    data = cli.load_audit(options)
-    result = run_audit(data, cli.settings_for(options, data))
-    assert cli.failed_verdicts(result, None) == []
-    assert len(cli.failed_verdicts(result, "slices")) == 1
-    local = cli.failed_verdicts(result, "local")
+    options = entry.build_parser().parse_args([*common, "--out", str(out)])
+    data = audit_command.load_audit(options)
+    result = run_audit(data, audit_command.audit_settings_from_options(options, data))
+    assert audit_report.failed_verdicts(result, None) == []
+    assert len(audit_report.failed_verdicts(result, "slices")) == 1
+    local = audit_report.failed_verdicts(result, "local")
     assert len(local) == int(document["local"]["klce_grid"]["rejects"])
-    assert cli.failed_verdicts(result, "any")[-1] == cli.failed_verdicts(result, "slices")[0]
+    assert audit_report.failed_verdicts(result, "any")[-1] \
+        == audit_report.failed_verdicts(result, "slices")[0]
     # calibrated outcomes at a strict level: nothing to gate on
     calibrated = audit_table(300)
     calibrated["y"] = (np.random.default_rng(1).random(300) < calibrated["p"]).astype(int)
@@ -163,7 +167,7 @@ def test_help_documents_every_option_with_an_example(capsys) -> None:
         with pytest.raises(SystemExit) as exit_info:
             cli.main(command)
         assert exit_info.value.code == 0
-    parser = cli.build_parser()
+    parser = entry.build_parser()
     commands = parser._subparsers._group_actions[0].choices  # noqa: SLF001
     for name, sub in commands.items():
         for action in sub._actions:  # noqa: SLF001
@@ -183,8 +187,8 @@ def test_demo_command_without_chromium(monkeypatch, tmp_path: Path, capsys) -> N
 
     small = load_demo("census")
     small = small.subset(np.arange(0, small.n, 10))
-    monkeypatch.setattr(cli, "load_demo", lambda key: small)
-    monkeypatch.setattr(cli, "AuditSettings", lambda: AuditSettings(
+    monkeypatch.setattr(demo_command, "load_demo", lambda key: small)
+    monkeypatch.setattr(demo_command, "AuditSettings", lambda: AuditSettings(
         n_bootstrap=20, test_resamples=30, grid_resamples=20))
     monkeypatch.setenv("CHROMIUM_PATH", str(tmp_path / "no-chromium"))
     assert cli.main(["demo", "--out", str(tmp_path / "demo")]) == 0

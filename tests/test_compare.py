@@ -253,8 +253,7 @@ def test_audit_data_holds_several_models_and_switches() -> None:
     np.testing.assert_array_equal(other.probs[:, 1], frame["p_new"])
     assert other.fingerprint != audit.fingerprint and other.model == "p_new"
     assert other.with_model("p_prod").fingerprint == audit.fingerprint
-    import dataclasses
-    replaced = dataclasses.replace(audit, probs=audit.probs[::-1].copy(), fingerprint="")
+    replaced = audit.with_probs(audit.probs[::-1].copy())
     assert replaced.model_probs["p_prod"] is replaced.probs  # e.g. recalibrated: compared so
     sub = audit.subset(np.arange(10))
     assert sub.model_probs["p_new"].shape == (10, 2)

@@ -79,3 +79,19 @@ def test_bad_input_is_one_sentence_with_status_2(demo_files, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["monitor", str(drifting), "--time", "decision_date", "--prob", "p_default",
               "--label", "defaulted", "--period", "fortnight"])
+
+
+def test_klce_resamples_adds_each_periods_klce_test(tmp_path, capsys):
+    p, y, _ = drifting_stream(3_000, 0)
+    frame = pd.DataFrame({"when": pd.date_range("2025-01-01", periods=3_000, freq="h"),
+                          "p": p, "y": y})
+    frame.to_csv(tmp_path / "small.csv", index=False)
+    common = ["monitor", str(tmp_path / "small.csv"), "--time", "when", "--prob", "p",
+              "--label", "y", "--period", "1000", "--resamples", "0"]
+    assert main([*common, "--klce-resamples", "20", "--out", str(tmp_path / "klce")]) == 0
+    assert main([*common, "--out", str(tmp_path / "plain")]) == 0
+    tested = json.loads((tmp_path / "klce" / "results.json").read_text(encoding="utf-8"))
+    plain = json.loads((tmp_path / "plain" / "results.json").read_text(encoding="utf-8"))
+    assert tested["settings"]["klce_resamples"] == 20
+    assert all(0 < row["klce_p"] <= 1 for row in tested["periods"] if row["group"] == "all")
+    assert all(row["klce_p"] is None for row in plain["periods"])

@@ -26,6 +26,7 @@ from core.data.features import SPLITS, encode_features, group_attributes, split_
 from core.data.mapping import ColumnMapping, check_roles_distinct, check_unambiguous
 from core.data.predictions import (
     binary_labels,
+    given_probabilities,
     label_strings,
     member_matrix,
     model_matrix,
@@ -257,6 +258,60 @@ class AuditData:
         if name == self.model:
             return self
         return replace(self, probs=self.model_probs[name], model=name, fingerprint="")
+
+    def with_probs(self, probs, *, name: str | None = None, members=None,
+                   member_names: Sequence[str] | None = None) -> AuditData:
+        """A derived dataset: the same labels, features, groups and split with new
+        probabilities (a recalibrated model, an ensemble's mean), with its own fingerprint.
+
+        Parameters
+        ----------
+        probs : array_like
+            ``(n, m)`` class probabilities of the same rows, in class order (binary: also
+            ``(n,)`` P(y = positive)); checked like a table's probability columns.
+        name : str, optional
+            The derived dataset's name (default: this one's).
+        members : array_like, optional
+            ``(n, K, m)`` ensemble members' probabilities replacing this one's, each member
+            checked like ``probs``; with ``member_names`` (K names).
+        member_names : sequence of str, optional
+            The members' names (default: this one's).
+
+        Returns
+        -------
+        AuditData
+            Its ``fingerprint`` is a hash of this one's and of the new probabilities (and
+            members): two derivations differ, the same derivation repeated is the same.
+
+        Raises
+        ------
+        DataError
+            Probabilities (or members) of the wrong shape, NaN or infinite, outside [0, 1] or
+            with rows not summing to 1, in a sentence naming the rows.
+        """
+        probs = given_probabilities(probs, self.n, self.n_classes, "new probabilities")
+        digest = hashlib.sha1(self.fingerprint.encode())
+        digest.update(probs.tobytes())
+        changes = {}
+        if members is not None:
+            given = np.asarray(members, dtype=np.float64)
+            if given.ndim != 3:
+                raise DataError(f"The new ensemble members must have shape (n, K, m) = "
+                                f"({self.n}, K, {self.n_classes}); got shape {given.shape}.")
+            members = np.stack([given_probabilities(given[:, k], self.n, self.n_classes,
+                                                    f"probabilities of new member {k + 1}")
+                                for k in range(given.shape[1])], axis=1)
+            names = tuple(member_names) if member_names is not None else self.member_names
+            if len(names) != members.shape[1]:
+                raise DataError(f"{members.shape[1]} new ensemble members need as many names; "
+                                f"got {len(names)}.")
+            digest.update(members.tobytes())
+            digest.update(repr(names).encode())
+            changes = {"members": members, "member_names": names}
+        elif member_names is not None:
+            raise ValueError("member_names renames new members; pass them with members.")
+        return replace(self, probs=probs, name=self.name if name is None else name,
+                       fingerprint=digest.hexdigest()[:16], **changes)
 
     @property
     def positive_probs(self) -> np.ndarray:

@@ -89,6 +89,46 @@ def probability_columns(
     return values / sums[:, None]
 
 
+def given_probabilities(values, n: int, n_classes: int, role: str) -> np.ndarray:
+    """An ``(n, m)`` probability matrix given as an array (a derived dataset's, e.g. a
+    recalibrated model's), checked like the table's columns and returned as float64.
+
+    A binary problem also takes ``(n,)`` P(y = positive). Values outside [0, 1] by more than
+    ``CLIP_TOLERANCE``, rows whose sums differ from 1 by more than ``SUM_TOLERANCE``, NaN or
+    infinite values and a wrong shape raise :class:`DataError` with a sentence naming the
+    rows; values within those tolerances are kept as given (nothing is repaired).
+    """
+    try:
+        matrix = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise DataError(f"The {role} must be numbers; got {type(values).__name__} values that "
+                        "are not.") from None
+    if matrix.ndim == 1 and n_classes == 2 and matrix.shape[0] == n:
+        matrix = np.column_stack([1.0 - matrix, matrix])
+    if matrix.shape != (n, n_classes):
+        binary = f", or ({n},) P(y = positive)" if n_classes == 2 else ""
+        raise DataError(
+            f"The {role} must have shape ({n}, {n_classes}) — one row per row of the data, one "
+            f"column per class{binary} — but have shape {matrix.shape}.")
+    finite = np.isfinite(matrix).all(axis=1)
+    if not finite.all():
+        raise DataError(f"The {role} must be finite, but {describe_rows(~finite)} hold NaN or "
+                        "infinite values.")
+    outside = ((matrix < -CLIP_TOLERANCE) | (matrix > 1.0 + CLIP_TOLERANCE)).any(axis=1)
+    if outside.any():
+        raise DataError(
+            f"The {role} must lie between 0 and 1, but {describe_rows(outside)} lie outside "
+            f"(values from {matrix.min():.4g} to {matrix.max():.4g}).")
+    sums = matrix.sum(axis=1)
+    far = np.abs(sums - 1.0) > SUM_TOLERANCE
+    if far.any():
+        first = int(np.flatnonzero(far)[0])
+        raise DataError(
+            f"The {role} must sum to 1 in every row, but {describe_rows(far)} differ from 1 by "
+            f"more than {SUM_TOLERANCE:g} (row {first + 1} sums to {sums[first]:.4g}).")
+    return matrix
+
+
 # --------------------------------------------------------------------------- labels
 
 

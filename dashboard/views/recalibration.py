@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import streamlit as st
 
@@ -183,8 +181,8 @@ if chosen and numeric:
                "with 90% bootstrap bands. A repaired model stays on the zero line.")
     if st.button(f"Make the test rows recalibrated by {RECALIBRATORS[method].name} the "
                  "active dataset", key="recal_activate"):
-        recalibrated = dataclasses.replace(
-            result.test, probs=result.probs[method], fingerprint="",
+        recalibrated = result.test.with_probs(
+            result.probs[method],
             name=f"{audit.name} — recalibrated ({RECALIBRATORS[method].name})")
         set_active(recalibrated, f"recalibrated by {RECALIBRATORS[method].name} (fitted on "
                                  f"{audit.name}'s calibration rows; test rows only)")

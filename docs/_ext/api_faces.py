@@ -22,7 +22,7 @@ from pathlib import Path
 GENERATED = Path("api") / "generated"
 
 
-#: Modules at the top of ``core`` that are not documented here: the command line has its own
+#: Modules and packages of ``core`` that are not documented here: the command line has its own
 #: page in the user guide.
 UNDOCUMENTED = ("core.cli",)
 
@@ -33,12 +33,13 @@ def faces() -> list[str]:
 
     names = [module.name for module in pkgutil.walk_packages(core.__path__, "core.")
              if module.ispkg]
-    return sorted(name for name in names if hasattr(importlib.import_module(name), "__all__"))
+    return sorted(name for name in names if name not in UNDOCUMENTED
+                  and hasattr(importlib.import_module(name), "__all__"))
 
 
 def top_modules() -> list[str]:
-    """The modules at the top of ``core`` other than the command line (none since every
-    layer is a package): their public names defined there are documented."""
+    """The modules at the top of ``core`` (none since every layer is a package): their public
+    names defined there are documented."""
     import core
 
     return sorted(f"core.{module.name}" for module in pkgutil.iter_modules(core.__path__)

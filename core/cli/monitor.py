@@ -4,7 +4,8 @@
 
     calibration-atlas monitor DATA --time COL --prob COL --label COL [--group COL ...]
         [--period day|week|month|quarter|label|N] [--alpha A] [--method combined|mean-gap|
-        binned] [--challenger COL] [--resamples B] [--skce-resamples B] [--seed S]
+        binned] [--challenger COL] [--resamples B] [--skce-resamples B]
+        [--klce-resamples B] [--seed S]
         [--fail-on alarm] [--out DIR]
 
 ``DATA`` is a CSV, TSV or Parquet file, or a folder of Parquet files (a table partitioned by
@@ -26,6 +27,7 @@ from typing import TextIO
 
 import pandas as pd
 
+from core.cli.options import add_output_options
 from core.data.audit_data import AuditData
 from core.data.mapping import ColumnMapping
 from core.data.readers import read_table
@@ -65,8 +67,8 @@ def period_option(text: str) -> str | int:
     return rows
 
 
-def add_monitor_command(commands, output_options) -> None:
-    """The ``monitor`` subcommand and its options (``output_options`` adds ``--out``)."""
+def add_monitor_command(commands) -> None:
+    """The ``monitor`` subcommand and its options."""
     monitor = commands.add_parser(
         "monitor", help="monitor calibration over time with anytime-valid alarms",
         description=__doc__.split("\n\n")[0], epilog=MONITOR_EPILOG,
@@ -110,12 +112,17 @@ def add_monitor_command(commands, output_options) -> None:
                          help="run the SKCE calibration test on every period with B "
                               "resamples (default 0: not run; about a second a period of a "
                               "few thousand rows); example: --skce-resamples 200")
+    monitor.add_argument("--klce-resamples", metavar="B", type=int, default=0,
+                         help="run the KLCE local calibration test on every period with B "
+                              "resamples (default 0: not run; the prediction kernel, "
+                              "median-heuristic bandwidths of the period's rows); "
+                              "example: --klce-resamples 200")
     monitor.add_argument("--seed", metavar="S", type=int, default=0,
                          help="seed of the bootstrap (default 0); example: --seed 7")
     monitor.add_argument("--fail-on", choices=("alarm",), default=None,
                          help="exit with status 1 (after writing the report) when an "
                               "e-process crossed its alarm line; example: --fail-on alarm")
-    output_options(monitor)
+    add_output_options(monitor)
 
 
 def monitor_mapping(options: argparse.Namespace) -> ColumnMapping:
@@ -147,7 +154,8 @@ def run_monitor(options: argparse.Namespace, stream: TextIO) -> int:
     settings = MonitorSettings(period=options.period, alpha=options.alpha,
                                method=options.method, n_resamples=options.resamples,
                                seed=options.seed, challenger=options.challenger,
-                               skce_resamples=options.skce_resamples)
+                               skce_resamples=options.skce_resamples,
+                               klce_resamples=options.klce_resamples)
     result = monitor_audit(audit, settings)
     written = write_monitor_report(result, options.data.name, options.out)
     stream.write(f"{result.verdict}\n")
