@@ -19,8 +19,10 @@ def test_compare_page_on_the_census_demo() -> None:
     assert list(differences["criterion"]) == [
         "Brier score", "log loss", "ECE² (equal-width bins, debiased)", "smooth ECE² (debiased)",
         "KLCE²"]
-    worse = at.dataframe[2].value
+    worse = next(d.value for d in at.dataframe if "slice" in d.value.columns)
     assert "race = Asian" in set(worse["slice"])
+    trust = next(d.value for d in at.dataframe if "aggregated KLCE p" in d.value.columns)
+    assert len(trust) == 2  # each model's Trust-page verdict
     at.radio(key="cmp_dumbbell").set_value("log_loss").run()
     assert not at.exception, at.exception
     at.button(key="cmp_report").click().run()

@@ -127,8 +127,9 @@ def test_fail_on_gates_a_pipeline(table_csv: Path, tmp_path: Path, capsys) -> No
     document = json.loads((out / "results.json").read_text())
     assert document["local"]["slices"]["rejects"] is True
     found = [row for row in document["local"]["slices"]["table"] if row["finding"]]
-    assert f"--fail-on slices: slices: {len(found)} miscalibrated slice finding(s), the " \
-           f"first {found[0]['slice']}" in err and "at alpha = 0.05" in err
+    assert f"--fail-on slices: findings: Miscalibrated in {len(found)} slice(s): " \
+           f"{found[0]['slice']}" in err and "at alpha = 0.05" in err
+    assert "Verdicts (alpha = 0.05):" in err and "FAIL" in err
     assert document["settings"]["slice_resamples"] == 30
     # the other gates read the same verdicts (the audit the command ran, run again here)
     options = entry.build_parser().parse_args([*common, "--out", str(out)])
@@ -229,7 +230,9 @@ def test_recalibration_comparison_reaches_the_report(table_csv: Path, tmp_path: 
     document = json.loads((out / "results.json").read_text())
     methods = [row["method"] for row in document["recalibration"]["comparison"]]
     assert methods[0] == "uncalibrated" and {"temperature", "histogram"} <= set(methods)
-    assert "Recalibration: " in err and "Rule: Among the methods" in err  # issue 31
+    # the repair verdict, with the rule behind it (issue 31)
+    assert "Which recalibration repairs it?" in err
+    assert "Recalibration rule: Among the methods" in err
     assert "Recalibration" in (out / "report.html").read_text(encoding="utf-8")
     assert cli.main(["audit", str(table_csv), "--label", "y", "--prob", "p",
                      "--recalibrate", "magic", "--out", str(tmp_path / "x")]) == 2

@@ -164,9 +164,8 @@ def findings_verdict(result: AuditResult, others_fail: bool) -> Verdict:
     rate = "family-wise error rate" if slices.error_rate == "fwer" else "false discovery rate"
     found = slices.findings
     if len(found):
-        worst = found.reindex(found["gap"].abs().sort_values(ascending=False).index)
-        named = "; ".join(f"{row.slice} (gap {row.gap:+.3f})"
-                          for row in worst.head(3).itertuples())
+        named = "; ".join(f"{row.slice} (gap {row.gap:+.3f})"  # most significant first
+                          for row in found.head(3).itertuples())
         status, answer = "fail", f"Miscalibrated in {len(found)} slice(s): {named}."
     elif others_fail:
         status = "inconclusive"

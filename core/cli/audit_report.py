@@ -8,42 +8,35 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from core.audit import AuditResult, AuditSettings, run_audit
+from core.audit import AuditResult, AuditSettings, audit_verdicts, run_audit
 from core.cli.options import PROG
 from core.cli.progress import ProgressBar
 from core.data.audit_data import AuditData
 from core.data.validation import check_choice
 from core.ensembles.summary import CredalSettings, compare_ensemble
-from core.recalibration import RECALIBRATORS, compare, recommend
+from core.recalibration import RECALIBRATORS, RECOMMENDATION_RULE, compare
 from core.report import build_report, write_report
 from core.report.export import renderer
-from core.stattests.result import p_text
+
+#: The verdicts each ``--fail-on`` gate reads (:func:`core.audit.audit_verdicts`).
+GATED = {"local": ("local",), "slices": ("findings",), "any": ("overall", "local", "findings")}
 
 
 def failed_verdicts(result: AuditResult, fail_on: str | None) -> list[str]:
-    """The verdicts named by ``--fail-on`` that reject at the audit's α, one sentence each."""
+    """The verdicts named by ``--fail-on`` that fail at the audit's α, one sentence each
+    (``key: answer (primary test)``), in the order of :func:`core.audit.audit_verdicts`."""
     if fail_on is None:
         return []
-    alpha = result.settings.alpha
-    failed = []
-    consistency = result.reliability.tests["consistency"].p_value
-    tests_b = result.reliability.tests["consistency"].n_resamples
-    if fail_on == "any" and consistency <= alpha:
-        failed.append(f"global: the SKCE consistency test rejects calibration "
-                      f"({p_text(consistency, tests_b)})")
-    local = result.klce_grid.aggregated.p_value
-    if fail_on in ("local", "any") and local <= alpha:
-        failed.append(f"local: the aggregated KLCE test rejects local calibration "
-                      f"({p_text(local, result.klce_grid.n_resamples)})")
-    if fail_on in ("slices", "any") and result.slices.rejects():
-        found = result.slices.findings
-        first = found.iloc[0]
-        floor_b = result.slices.n_resamples if result.slices.error_rate == "fwer" else 0
-        failed.append(f"slices: {len(found):,} miscalibrated slice finding(s), the first "
-                      f"{first['slice']} (gap {first['gap']:+.3f}, adjusted "
-                      f"{p_text(first['p_adjusted'], floor_b)}, "
-                      f"{result.slices.error_rate.upper()})")
-    return failed
+    return [f"{v.key}: {v.answer} ({v.number})" for v in audit_verdicts(result)
+            if v.key in GATED[fail_on] and v.status == "fail"]
+
+
+def verdicts_text(result: AuditResult, comparison=None) -> str:
+    """The verdicts as the command prints them: one line each, the status first."""
+    lines = [f"Verdicts (alpha = {result.settings.alpha:g}):"]
+    lines += [f"  {v.status.upper():<12} {v.question} {v.answer} ({v.number})"
+              for v in audit_verdicts(result, comparison)]
+    return "\n".join(lines) + "\n"
 
 
 def check_methods(methods: Sequence[str]) -> tuple[str, ...]:
@@ -113,9 +106,9 @@ def finish(result: AuditResult, audit: AuditData, settings: AuditSettings, out: 
                   f"{audit.n:,} rows.",)
     for note in notes:
         stream.write(f"note: {note}\n")
+    stream.write(verdicts_text(result, comparison))
     if comparison is not None:
-        choice = recommend(comparison, settings.alpha)
-        stream.write(f"Recalibration: {choice.reason}\nRule: {choice.rule}\n")
+        stream.write(f"Recalibration rule: {RECOMMENDATION_RULE}\n")
     steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.seconds.items())
     stream.write(
         f"Audited {result.rows:,} rows ({result.part}) of {result.dataset}: wrote "
