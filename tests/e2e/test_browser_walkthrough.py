@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from core.audit import slice_frame
+from core.audit.rows import slice_frame
 from core.data.demo import load_demo
 from core.local import discover_slices
 from core.report.schema import SCHEMA_VERSION
