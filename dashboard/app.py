@@ -85,7 +85,7 @@ try:
 except ValueError as error:  # the operator's settings are wrong: say which, show nothing else
     st.error(f"This server's settings are not valid: {error}", icon=":material/settings:")
     st.stop()
-navigation = st.navigation(PAGES)
+navigation = st.navigation(PAGES, expanded=True)  # every page in view, Export too
 # The widget values this run starts with are stored with the session's table, and again when
 # the run ends, however it ends (a newer widget change, st.stop(), a page error): the store
 # never lags the widget a visitor last touched.

@@ -35,7 +35,7 @@ def compas_with_scores():
 #: Pages that draw nothing until the user acts (Compare, Run the audit) or that have nothing
 #: to draw for a table without ensemble members or without a second model; every other page
 #: must show a chart.
-WAIT_FOR_AN_ACTION = {"Recalibration", "Ensembles", "Export", "Compare models",
+WAIT_FOR_AN_ACTION = {"Overview", "Recalibration", "Ensembles", "Export", "Compare models",
                       "Over time"}  # needs a time column, which this table has not
 
 
