@@ -230,10 +230,9 @@ class AuditSettings(_Checked):
         return self.alpha if self.slice_alpha is None else self.slice_alpha
 
     def reliability(self) -> ReliabilitySettings:
-        return ReliabilitySettings(
-            self.notion, self.class_index, self.n_bins, self.strategy, self.interval,
-            self.n_bootstrap, self.bootstrap_method, self.test_resamples, self.group_bins,
-            self.computation, self.seed)
+        # the Reliability section's fields carry the same names here
+        return ReliabilitySettings(**{f.name: getattr(self, f.name)
+                                      for f in fields(ReliabilitySettings)})
 
     def trust(self, features: tuple[str, ...]) -> TrustSettings:
         return TrustSettings(tuple(features), self.class_index, self.null, self.grid_resamples,
