@@ -7,13 +7,21 @@ table names each test that failed and in how many runs, and the command exits 1 
 did. The runs stop after ``--runs`` or once ``--minutes`` have passed, whichever comes
 first (a run already started finishes), so the loop is bounded.
 
+``--busy N`` keeps N processes spinning on the CPU during every run: a slow, contended
+machine (a cold CI runner) widens every race between the browser and the server, and the
+race that dropped uploads (a file chosen while the Data page's tabs reran) failed one run
+in two this way and passed every run on a quiet machine.
+
     .venv/bin/python -m benchmarks.flake --runs 10                # e2e and cluster tests
     .venv/bin/python -m benchmarks.flake --runs 3 tests/test_cluster.py   # one file
+    .venv/bin/python -m benchmarks.flake --runs 5 --busy 3 tests/e2e/test_browser_team.py
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -48,6 +56,25 @@ def run_once(paths: list[str], report: Path, log: Path) -> tuple[int, dict[str, 
     return status, (outcomes(report) if report.is_file() else {})
 
 
+def _spin() -> None:
+    while True:
+        pass
+
+
+@contextlib.contextmanager
+def busy(processes: int):
+    """``processes`` processes spinning on the CPU for the duration of the block."""
+    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(processes)]
+    for spinner in spinners:
+        spinner.start()
+    try:
+        yield
+    finally:
+        for spinner in spinners:
+            spinner.terminate()
+            spinner.join()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("paths", nargs="*", default=list(DEFAULT_PATHS),
@@ -55,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=10, help="runs in a row (default 10)")
     parser.add_argument("--minutes", type=float, default=240.0,
                         help="start no run after this many minutes (default 240)")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="processes kept spinning on the CPU during each run, to find "
+                             "races a slow machine shows (default 0)")
     parser.add_argument("--logs", type=Path, default=None,
                         help="folder for each run's pytest output (default: a temporary one)")
     options = parser.parse_args(argv)
@@ -67,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         if time.monotonic() - start > options.minutes * 60:
             break
         began = time.monotonic()
-        status, results = run_once(options.paths, logs / f"run-{k}.xml", logs / f"run-{k}.log")
+        with busy(options.busy):
+            status, results = run_once(options.paths, logs / f"run-{k}.xml",
+                                       logs / f"run-{k}.log")
         done += 1
         failed = sorted(name for name, outcome in results.items() if outcome == "failed")
         for name, outcome in results.items():
@@ -79,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         broken_runs += bool(failed)
         counts = Counter(results.values())
         load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+        load += f", {options.busy} busy" if options.busy else ""
         print(f"run {k}: {counts['passed']} passed, {counts['failed']} failed, "
               f"{counts['skipped']} skipped in {time.monotonic() - began:.0f} s "
               f"(load average {load})" + "".join(f"\n  FAILED {name}" for name in failed),

@@ -31,3 +31,22 @@ def test_runs_are_counted_and_a_failure_exits_1(tmp_path, monkeypatch, capsys) -
     out = capsys.readouterr().out
     assert "2 runs of tests/x.py: 2 with a failure" in out
     assert "| tests.test_a::test_fails | 2 | 2 |" in out
+
+
+def test_busy_spinners_run_during_the_block_and_stop_after(tmp_path, monkeypatch,
+                                                           capsys) -> None:
+    import multiprocessing
+
+    during = []
+    path = tmp_path / "one.xml"
+    path.write_text(REPORT)
+
+    def run_once(paths, report, log):
+        during.append(len(multiprocessing.active_children()))
+        return 1, flake.outcomes(path)
+
+    monkeypatch.setattr(flake, "run_once", run_once)
+    flake.main(["--runs", "1", "--busy", "2", "--logs", str(tmp_path), "tests/x.py"])
+    assert during == [2]
+    assert multiprocessing.active_children() == []
+    assert "2 busy" in capsys.readouterr().out

@@ -54,7 +54,12 @@ from dashboard.workspace import Recipe
 NONE = "(none)"
 AUTOMATIC = "(automatic)"
 TABS = ("Demo data", "Upload a table", "Train a reference model")
-TAB_KEY = "data_tab"
+#: The tab the page itself opened (a raw upload opens the Train tab); ``None``: the first.
+OPENED_TAB = "data_tab"
+#: How many times the page has opened a tab itself: part of the tabs' key, so each opening is
+#: a new element that shows its ``default`` tab, while the visitor's own clicks stay in the
+#: browser.
+TAB_OPENINGS = "data_tab_openings"
 PREVIEW_ROWS = 500
 EXAMPLE_CSV = """y,p,age,sex,race
 1,0.81,34,female,Black
@@ -444,8 +449,13 @@ def pending_upload_note() -> None:
 st.title("Data")
 st.caption("Choose the predictions to audit. The chosen dataset is used by every page.")
 if st.session_state.pop(OPEN_TRAIN, False):
-    st.session_state[TAB_KEY] = TABS[2]
-demo, upload, reference = st.tabs(list(TABS), key=TAB_KEY, on_change="rerun")
+    st.session_state[OPENED_TAB] = TABS[2]
+    st.session_state[TAB_OPENINGS] = st.session_state.get(TAB_OPENINGS, 0) + 1
+# Switching tabs stays in the browser (no ``on_change``): with tabs that rerun the script, a
+# file chosen while that rerun draws the Upload tab again was dropped by the uploader, and the
+# visitor's upload silently never arrived.
+demo, upload, reference = st.tabs(list(TABS), default=st.session_state.get(OPENED_TAB),
+                                  key=f"data_tabs_{st.session_state.get(TAB_OPENINGS, 0)}")
 with demo:
     demo_tab()
 with upload:
