@@ -58,3 +58,21 @@ def choose_model_features(at, source: str, label: str, features) -> None:
     assert not missing, f"no model-feature tick for {missing}"
     for column, box in boxes.items():
         box.set_value(column in features)
+
+
+#: Paper references and notation a page's opening leaves to its "How this is computed"
+#: expander (issue 31, item 7).
+NOTATION = ("eq.", "Lemma", "Appendix", "§", "σ_", "KLCE²", "CE²", "CE₂", "λ(", "max-|T|")
+
+
+def assert_plain_opening(at) -> None:
+    """The page opens with its question in plain words (bold, ending in '?') and what the
+    answer means, without notation; the notation is in a collapsed 'How this is computed'
+    expander that holds at least one of the folded terms."""
+    opening = at.main.markdown[0].value
+    assert opening.startswith("**") and "?**" in opening, opening
+    assert not [term for term in NOTATION if term in opening], opening
+    details = [e for e in at.main.expander if e.label == "How this is computed"]
+    assert len(details) == 1 and not details[0].proto.expanded
+    folded = " ".join(m.value for m in details[0].markdown)
+    assert any(term in folded for term in NOTATION), folded

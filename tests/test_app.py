@@ -10,6 +10,7 @@ from dashboard.state import set_active
 from tests.conftest import APP, upload_frame
 
 TIMEOUT = 120
+ACTIVE_DEMO = "This demo is the active dataset."
 
 
 def start() -> AppTest:
@@ -35,7 +36,12 @@ def test_app_starts_on_the_default_demo() -> None:
 def test_pick_each_demo_and_it_survives_a_page_rerun() -> None:
     at = start()
     assert len(at.selectbox(key="demo_choice").options) == 5  # census-stream: issue 35
+    # the active demo has no "Use this demo" button, only a line saying it is active
+    assert not [b for b in at.button if b.key == "use_demo"]
+    assert any(c.value == ACTIVE_DEMO for c in at.caption)
     at.selectbox(key="demo_choice").set_value("multiclass")
+    at.run()
+    assert not any(c.value == ACTIVE_DEMO for c in at.caption)
     at.button(key="use_demo").click()
     at.run()
     assert not at.exception, at.exception
@@ -43,6 +49,7 @@ def test_pick_each_demo_and_it_survives_a_page_rerun() -> None:
     assert at.session_state["active_audit"].n_classes == 5
     at.run()  # a rerun (what a page switch does) keeps the chosen dataset
     assert at.session_state["active_audit"].n_classes == 5
+    assert any(c.value == ACTIVE_DEMO for c in at.caption)  # now the active demo
     assert at.header[0].value.startswith("Land cover")
     # AppTest drops sidebar elements on reruns under st.navigation (the browser test checks
     # the sidebar); a new session with this state shows them.

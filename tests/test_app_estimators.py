@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import assert_plain_opening
 from tests.conftest import open_demo_page
 
 
@@ -14,6 +15,7 @@ def open_page(demo: str) -> AppTest:
 def test_estimators_page_on_the_multiclass_demo() -> None:
     at = open_page("multiclass")
     assert at.title[0].value == "Estimators"
+    assert_plain_opening(at)
     assert at.radio(key="est_notion").value == "top-label"
     assert "Lowest validation risk" in at.success[0].value
     table = at.dataframe[0].value

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import assert_plain_opening
 from tests.conftest import open_demo_page
 
 TIMEOUT = 300
@@ -17,6 +18,7 @@ def open_page(demo: str = "census", widgets: dict | None = None) -> AppTest:
 def test_census_planted_age_by_race_cell_is_the_top_finding() -> None:
     at = open_page()
     assert at.title[0].value == "Findings: miscalibrated slices"
+    assert_plain_opening(at)
     statement = " ".join(i.value for i in at.info)
     assert "family-wise error rate controlled at α = 0.05" in statement
     assert "Westfall–Young" in statement and "simultaneous" in statement

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app_pages import assert_plain_opening
 from tests.conftest import open_demo_page
 
 TIMEOUT = 300
@@ -16,6 +17,7 @@ def open_page(page: str, demo: str = "census") -> AppTest:
 def test_trust_page_rejects_on_the_census_demo() -> None:
     at = open_page("trust")
     assert at.title[0].value == "Trust test (KLCE)"
+    assert_plain_opening(at)
     assert at.selectbox(key="trust_null").value == "consistency-combined"
     errors = " ".join(e.value for e in at.error)
     assert "the aggregated KLCE test rejects" in errors
@@ -50,6 +52,7 @@ def test_trust_page_multiclass_class_picker() -> None:
 
 def test_local_bias_page_draws_and_points_to_the_findings() -> None:
     at = open_page("local_bias")
+    assert_plain_opening(at)
     assert len(at.get("plotly_chart")) == 1
     assert "is the **Findings** page" in " ".join(i.value for i in at.info)
     assert not at.dataframe  # the raw subgroup ranking (|z| without adjustment) is gone
@@ -67,6 +70,7 @@ def test_local_bias_without_split_uses_leave_one_out() -> None:
 
 def test_lce_landscape_page() -> None:
     at = open_page("lce_landscape")
+    assert_plain_opening(at)
     assert at.radio(key="lce_method").value == "pca"
     assert any("over- and under-confident regions cancel" in m.value for m in at.markdown)
     at.select_slider(key="lce_gamma").set_value(1.0).run()

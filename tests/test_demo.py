@@ -64,8 +64,11 @@ def test_registry_lists_five_demos_with_descriptions():
     assert demo.DEFAULT_DEMO == "census"
     for key, spec in demo.DEMOS.items():
         assert spec.key == key
-        assert spec.title and len(spec.description) > 300
-        assert "\n" not in spec.description  # one paragraph
+        # a short description without spoilers (2-4 sentences); what was planted apart
+        assert spec.title and 150 < len(spec.description) < 700
+        assert 2 <= spec.description.count(". ") + 1 <= 4, key
+        assert "planted" not in spec.description and len(spec.planted) > 300
+        assert "\n" not in spec.description and "\n" not in spec.planted  # one paragraph
 
 
 def test_unknown_key_lists_the_known_keys():

@@ -56,11 +56,14 @@ ITRUSTWORTHY_SEED = 7
 
 @dataclass(frozen=True)
 class DemoSpec:
-    """A demo dataset's identity: its key, a short title and a paragraph for auditors."""
+    """A demo dataset's identity: its key, a short title, a short description (what the table
+    is, its rows, its models, what an auditor would ask; no spoilers) and ``planted``, what the
+    generator planted and what an auditor should find (the Data page folds it away)."""
 
     key: str
     title: str
     description: str
+    planted: str
 
 
 # --------------------------------------------------------------------------- I-trustworthy
@@ -101,12 +104,19 @@ DEMOS: dict[str, DemoSpec] = {
         key="census",
         title="Census-style loan default (synthetic)",
         description=(
-            "10,000 synthetic loan applicants (age 18–90, sex, race in five groups of "
-            "realistic unequal size, log-normal income that depends on age, education, hours "
-            "and region, years of education, weekly hours, US region) and whether they "
-            "defaulted on a loan within two years (about 30% did). Every person is generated "
-            "by a fixed-seed simulation; no real individual or real statistic is behind the "
-            "table, and the pattern below is planted, not a finding about any population. The "
+            "10,000 synthetic loan applicants (age, sex, race, income, years of education, "
+            "weekly hours, US region) and whether each defaulted on a loan within two years. "
+            "Every row comes from a fixed-seed simulation: no real person or real statistic "
+            "is behind the table. Two models give each applicant a default risk: p_default, "
+            "the audited model, and p_challenger, offered for comparison; the split column "
+            "divides the table into calibration and test halves. An auditor would ask whether "
+            "the predicted risks are right overall, and whether they are right for every age "
+            "and race."
+        ),
+        planted=(
+            "The applicants: age 18–90, race in five groups of realistic unequal size, "
+            "log-normal income that depends on age, education, hours and region; about 30% "
+            "defaulted. The pattern below is planted, not a finding about any population. The "
             "true default risk contains an age × race interaction: it climbs steeply after "
             "age 45 for Black applicants and is raised for young Hispanic applicants, fading "
             "out by the mid-forties. The audited model, a main-effects logistic regression "
@@ -122,10 +132,9 @@ DEMOS: dict[str, DemoSpec] = {
             "effect is an average over ages, overestimates that of Black applicants aged 30–44 "
             "by about 0.18. An auditor should see a clean reliability diagram, a KLCE test on "
             "age and race (on the test split) that rejects, and LCB-versus-age curves per "
-            "race that bend away from zero for the Black and Hispanic groups. The split column "
-            "divides the table into calibration and test halves. A second model, "
-            "p_challenger, is offered for comparison (the Compare models page; the sidebar "
-            "switches which model every page audits): a logistic regression on the same "
+            "race that bend away from zero for the Black and Hispanic groups. The second "
+            "model, p_challenger (the Compare models page; the sidebar switches which model "
+            "every page audits), is a logistic regression on the same "
             "inputs plus, per race, an age hinge after 45 and a decay from age 18, so it "
             "can follow the planted interaction — but its logit for Asian applicants was "
             "shifted up by 1.5 (planted, like the interaction). On the test split it is "
@@ -140,10 +149,16 @@ DEMOS: dict[str, DemoSpec] = {
         key="itrustworthy",
         title="I-trustworthy simulation (model blind to x5)",
         description=(
-            "The simulation of Vashistha & Farahi's I-trustworthy paper (§4): 2,000 rows of "
-            "five independent standard-normal features x1…x5, outcomes y drawn from "
-            "Bernoulli(sigmoid(x1 + … + x5)) and a model p = sigmoid(x1 + … + x4) that never "
-            "sees x5. Generated with a fixed seed. A reliability diagram shows only a mild "
+            "2,000 simulated rows with five independent numeric features x1…x5, a 0/1 "
+            "outcome y and one model's predicted probability p, generated with a fixed seed "
+            "as in the simulation of Vashistha & Farahi's I-trustworthy paper (§4). An "
+            "auditor would ask whether p is calibrated overall and along each of the five "
+            "features, and which feature, if any, the model gets wrong."
+        ),
+        planted=(
+            "The features are standard normal; the outcomes y are drawn from "
+            "Bernoulli(sigmoid(x1 + … + x5)) and the model p = sigmoid(x1 + … + x4) never "
+            "sees x5. A reliability diagram shows only a mild "
             "overconfidence, because averaging over the unseen x5 flattens the true "
             "probability; the real failure is local: the residual y − p rises with x5 "
             "(covariance about 0.14) and is essentially unrelated to x1…x4 (about −0.01). An "
@@ -159,27 +174,41 @@ DEMOS: dict[str, DemoSpec] = {
             "6,000 synthetic map pixels from four sites (alpine, coastal, delta, plains), "
             "each labelled water, forest, grassland, cropland or urban, with six "
             "remote-sensing features (NDVI, NDWI, elevation, slope, near-infrared "
-            "reflectance, surface temperature) drawn from class- and site-dependent "
-            "distributions with a fixed seed. A multinomial logistic regression was fitted on "
+            "reflectance, surface temperature), generated with a fixed seed. A multinomial "
+            "logistic regression gives each pixel a probability for each of the five classes; "
+            "the split column divides the table into calibration and test parts, and site "
+            "serves as the group attribute. An auditor would ask whether the model's "
+            "confidence matches its accuracy, and whether a recalibration fitted on the "
+            "calibration split would repair it."
+        ),
+        planted=(
+            "The features are drawn from class- and site-dependent distributions. The "
+            "multinomial logistic regression was fitted on "
             "4,000 separate pixels (site is not one of its inputs); its logits were then "
             "multiplied by 2.5, so the model is deliberately overconfident: mean top-label "
             "confidence is about 0.90 while accuracy is about 0.79. An auditor should see a "
             "reliability diagram below the diagonal, high ECE and NLL, and a temperature "
             "(or other) recalibration fitted on the calibration split that closes most of the "
-            "gap on the test split; site serves as the group attribute."
+            "gap on the test split."
         ),
     ),
     "ensemble": DemoSpec(
         key="ensemble",
         title="Ensemble of five members (credal-set setting)",
         description=(
-            "3,000 rows of a binary problem with one feature x ∈ [0, 5] and five ensemble "
-            "members, each predicting P(y = 1) as a smooth random curve of x (a "
-            "Gaussian-process path scaled into [0.03, 0.97]), as in the binary simulation of "
-            "the credal-set calibration-test paper (§4.1). The true probability is an "
+            "3,000 rows of a binary problem with one feature x ∈ [0, 5], a 0/1 outcome y and "
+            "five ensemble members, each predicting P(y = 1) as a smooth curve of x; p_mean "
+            "is their plain average. The table is generated with a fixed seed, as in the "
+            "binary simulation of the credal-set calibration-test paper (§4.1). An auditor "
+            "would ask whether the ensemble mean is calibrated, and whether some combination "
+            "of the members, allowed to change with x, could be."
+        ),
+        planted=(
+            "Each member's curve is a Gaussian-process path scaled into [0.03, 0.97]. The "
+            "true probability is an "
             "instance-dependent convex combination of the members — near each of five points "
             "on the x axis a different member carries most of the weight — and y is drawn "
-            "from it with a fixed seed. The truth therefore lies inside the ensemble's "
+            "from it. The truth therefore lies inside the ensemble's "
             "credal set everywhere, yet the plain ensemble mean p_mean, though right on "
             "average (mean prediction 0.49 against a positive rate of 0.50), is miscalibrated "
             "locally: it is too high for small x and too low for large x. An auditor should "
@@ -195,7 +224,13 @@ DEMOS: dict[str, DemoSpec] = {
             "36,000 synthetic loan applicants decided between January 2025 and December "
             "2026 (decision_date), generated like the census demo by a fixed-seed "
             "simulation; no real person or statistic is behind them. The deployed model, "
-            "p_default, is a logistic regression with per-race age terms fitted on 30,000 "
+            "p_default, gives each applicant a default risk, and p_challenger, the census "
+            "demo's main-effects model, is its challenger. An auditor would ask, month by "
+            "month on the Over time page, whether the deployed model stays calibrated for "
+            "every group, and when an alarm should be raised."
+        ),
+        planted=(
+            "p_default is a logistic regression with per-race age terms fitted on 30,000 "
             "earlier applicants: it can follow the true risk, so it is calibrated overall and "
             "in every group. On 1 March 2026 the world changes for Black applicants only "
             "(planted: their true default logit rises by 1.0, as a policy change the model "
@@ -205,8 +240,7 @@ DEMOS: dict[str, DemoSpec] = {
             "(about +0.1 to +0.2) from March, and the e-process needs a few hundred of their "
             "outcomes to cross its line, the price of a false-alarm rate of at most α that "
             "holds however often the table is re-audited, for seven groups at once. "
-            "p_challenger, the main-effects model of the census demo, is the challenger: its "
-            "Brier score is worse, and the confidence "
+            "p_challenger's Brier score is worse, and the confidence "
             "sequence of the score difference says so."
         ),
     ),

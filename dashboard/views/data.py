@@ -85,8 +85,12 @@ def demo_tab() -> None:
         "Demo dataset", keys, format_func=lambda k: DEMOS[k].title, key="demo_choice",
     )
     st.markdown(DEMOS[key].description)
-    if st.button("Use this demo", type="primary", key="use_demo"):
-        source = f"demo: {DEMOS[key].title}"
+    with st.expander("What was planted"):
+        st.markdown(DEMOS[key].planted)
+    source = f"demo: {DEMOS[key].title}"
+    if active_source() == source:
+        st.caption("This demo is the active dataset.")
+    elif st.button("Use this demo", type="primary", key="use_demo"):
         set_active(cached_demo(key), source, recipe=Recipe.demo(key, source))
         st.success(f"Now auditing the demo “{DEMOS[key].title}”.")
 

@@ -18,13 +18,22 @@ NOTION_HELP = {
 }
 
 st.title("Estimators")
-st.caption(
-    "Binned, kernel-density and kernel-ridge estimators give different calibration errors on "
-    "the same data. Each is the mean of a function h(p, p′) that predicts the pair targets "
-    "⟨p − e_y, p′ − e_y′⟩; its mean-squared error on held-out pairs (Gruber & Bach, eq. 20) "
-    "says how far to trust it. Hyperparameters are chosen by cross-validated risk and the "
-    "chosen estimator's CE² is computed on a held-out test part (eq. 21)."
+st.markdown(
+    "**Different ways of measuring calibration error give different numbers on the same "
+    "data: which one should be reported?** Each way is scored by how well it predicts rows "
+    "it was not fitted on, and the best-scored one gives the number. When the scores are "
+    "within their error bars, the ways are equally good and the spread of their numbers is "
+    "the honest uncertainty."
 )
+with st.expander("How this is computed"):
+    st.markdown(
+        "Binned, kernel-density and kernel-ridge estimators give different calibration errors "
+        "on the same data. Each is the mean of a function h(p, p′) that predicts the pair "
+        "targets ⟨p − e_y, p′ − e_y′⟩; its mean-squared error on held-out pairs (Gruber & "
+        "Bach, eq. 20) says how far to trust it. Hyperparameters are chosen by cross-validated "
+        "risk and the chosen estimator's CE² is computed on a held-out test part (eq. 21). The "
+        "hyperparameter grids are those of Gruber & Bach's Appendix B."
+    )
 audit = active_audit()
 data, part = analysis_part(audit, key="est_part")
 
@@ -41,7 +50,7 @@ settings = SelectionSettings(notion=notion, folds=folds, max_fit_rows=fit_rows,
 st.caption(
     f"Notion: **{notion}** — {NOTION_HELP[notion]}. Rows: **{data.n:,}** ({part}); 20% are "
     f"held out for the estimate, the rest split into {folds} folds. Cost: every estimator is "
-    "fitted at every value of its grid (Appendix B: 20 bin counts, 20 bandwidths, 9–18 ridge "
+    "fitted at every value of its grid (20 bin counts, 20 bandwidths, 9–18 ridge "
     "constants) in every fold — seconds for a few thousand rows; the kernel estimators use at "
     f"most {fit_rows:,} training rows per fit and data beyond {MAX_ROWS:,} rows is subsampled."
 )

@@ -35,12 +35,23 @@ COLUMNS = {"gap": st.column_config.NumberColumn("gap", format="%+.3f"),
            "p_adjusted": st.column_config.TextColumn("adjusted p")}
 
 st.title("Findings: miscalibrated slices")
-st.caption(
-    "Where is the model miscalibrated? Every level of each feature and group, quantile ranges "
-    "of each numeric feature and their intersections are tested for a gap between the "
-    "observed rate and the mean prediction — all at once, so that the error rate stated "
-    "below holds for the whole list, not for each slice alone."
+st.markdown(
+    "**Which groups of rows does the model get wrong?** A flagged slice is a group — a level "
+    "of a feature, a range of a number, or a combination of them — whose observed rate "
+    "differs from the model's average prediction by more than chance allows. The error rate "
+    "stated below holds for the whole list at once, so each flag can be acted on."
 )
+with st.expander("How this is computed"):
+    st.markdown(
+        "Every level of each feature and group, quantile ranges of each numeric feature and "
+        "their intersections are tested for a gap between the observed rate and the mean "
+        "prediction — all at once, so that the error rate stated below holds for the whole "
+        "list, not for each slice alone. With the family-wise error rate (FWER), the adjusted "
+        "p-values and the simultaneous intervals come from the Westfall–Young max-|T| "
+        "step-down over B resamples; with the false discovery rate (FDR), from "
+        "Benjamini–Hochberg, with intervals adjusted for the selection (false coverage rate, "
+        "Benjamini–Yekutieli)."
+    )
 audit = active_audit()
 data, part = analysis_part(audit, key="find_part")
 known = [*audit.feature_frame.columns,

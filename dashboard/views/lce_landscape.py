@@ -28,11 +28,21 @@ METHOD_LABELS = {"pca": "PCA", "tsne": "t-SNE", "umap": "UMAP"}
 N_BINS = LCE_BINS
 
 st.title("LCE landscape")
-st.caption(
-    "The local calibration error (Luo et al., eq. 4) of every prediction: within its "
-    "confidence bin, the kernel-weighted gap between confidence and accuracy of its "
-    "neighbours in an embedding of the audit features. Top-label notion; 15 equal-width bins."
+st.markdown(
+    "**Among predictions made with the same confidence, are there regions of similar rows "
+    "where the model is more (or less) sure than it should be?** The map places similar rows "
+    "near each other and colours each by how far the model's confidence is from the accuracy "
+    "on rows like it. Strongly coloured patches are errors that the average over all rows of "
+    "the same confidence can hide."
 )
+with st.expander("How this is computed"):
+    st.markdown(
+        "The local calibration error (Luo et al., eq. 4) of every prediction: within its "
+        "confidence bin, the kernel-weighted gap between confidence and accuracy of its "
+        "neighbours in an embedding of the audit features. Top-label notion; 15 equal-width "
+        "bins. The kernel bandwidth γ sets how far “neighbours” reaches. MLCE (eq. 5) is the "
+        "largest LCE; as γ grows it tends to the global MCE (Lemma 1)."
+    )
 audit = active_audit()
 data, part = analysis_part(audit, key="lce_part")
 if audit.feature_frame.shape[1] == 0:
@@ -143,8 +153,8 @@ bar.empty()
 mce = metrics.mce(data.probs, data.y, N_BINS, "uniform", notion="top-label")
 chart(mlce_curve_figure(curve, mce, gamma), key="lce_mlce")
 st.caption(
-    "MLCE (eq. 5), the largest LCE, falls from the worst individual error at small γ to the "
-    f"global MCE ({mce:.3f}) as γ grows (Lemma 1). On {data.n:,} rows ({part}); {fitted}. "
+    "MLCE, the largest LCE, falls from the worst individual error at small γ to the "
+    f"global MCE ({mce:.3f}) as γ grows. On {data.n:,} rows ({part}); {fitted}. "
     + curve_computation(curve)
     + ("" if rows is None else
        f" The curve is computed on a seeded sample of {rows.size:,} of the {data.n:,} rows.")

@@ -25,11 +25,21 @@ FACTORS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0, 2.0)
 MAX_POINTS = 20_000  # points drawn in the scatter (a seeded sample of the evaluated rows)
 
 st.title("Local bias (LCB)")
-st.caption(
-    "The local calibration bias (I-trustworthy, eq. 7) is the kernel-weighted mean of "
-    "observed minus predicted around each person: positive where the model underestimates "
-    "the risk, negative where it overestimates it."
+st.markdown(
+    "**Where, and for whom, does the model over- or underestimate the risk (the probability "
+    "of the outcome), and by how much?** Each point is one row: above zero, rows like it "
+    "had the outcome more often than the model predicted (it underestimates their risk); "
+    "below zero, less often (it overestimates). This page shows sizes, not a test: which "
+    "gaps are beyond chance, the Findings page says."
 )
+with st.expander("How this is computed"):
+    st.markdown(
+        "The local calibration bias (I-trustworthy, eq. 7) is the kernel-weighted mean of "
+        "observed minus predicted around each person: positive where the model underestimates "
+        "the risk, negative where it overestimates it. σ_p and σ_x are the kernel bandwidths "
+        "in the prediction and in the standardised audit features — how far “around each "
+        "person” reaches."
+    )
 audit = active_audit()
 reference, query, how = reference_and_query(audit)
 st.caption(f"Rows: {how} ({reference.n:,} reference rows, {query.n:,} evaluated).")

@@ -25,11 +25,21 @@ def factor_label(factor: float) -> str:
 
 
 st.title("Trust test (KLCE)")
-st.caption(
-    "Is the model locally calibrated — P(y = 1 | prediction, audit features) equal to the "
-    "prediction everywhere? The KLCE² statistic (I-trustworthy, eq. 4) weighs residual "
-    "pairs by how close they are in prediction and in the audit features."
+st.markdown(
+    "**Is the model's predicted probability right for every kind of case the audit features "
+    "describe, not only on average?** A red verdict below means the data show it is wrong "
+    "somewhere (the chance that this is a false alarm is at most α); a green one means this "
+    "test found no such problem in these rows — not a proof that there is none."
 )
+with st.expander("How this is computed"):
+    st.markdown(
+        "The test asks whether the model is locally calibrated: P(y = 1 | prediction, audit "
+        "features) equal to the prediction everywhere. The KLCE² statistic (I-trustworthy, "
+        "eq. 4) weighs residual pairs by how close they are in prediction and in the audit "
+        "features; σ_p and σ_x are the kernel bandwidths — how close counts as close — in the "
+        "prediction and in the standardised audit features. Its null distribution comes from "
+        "B resamples under the null chosen below."
+    )
 audit = active_audit()
 data, part = analysis_part(audit, key="trust_part")
 if audit.feature_frame.shape[1] == 0:
