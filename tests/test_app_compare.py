@@ -21,8 +21,8 @@ def test_compare_page_on_the_census_demo() -> None:
         "KLCE²"]
     worse = next(d.value for d in at.dataframe if "slice" in d.value.columns)
     assert "race = Asian" in set(worse["slice"])
-    trust = next(d.value for d in at.dataframe if "aggregated KLCE p" in d.value.columns)
-    assert len(trust) == 2  # each model's Trust-page verdict
+    trust = next(m.value for m in at.markdown if "aggregated KLCE p" in m.value)
+    assert "p_default** — champion (A)" in trust and "p_challenger** — challenger (B)" in trust
     at.radio(key="cmp_dumbbell").set_value("log_loss").run()
     assert not at.exception, at.exception
     at.button(key="cmp_report").click().run()

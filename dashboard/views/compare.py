@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from core.audit import TrustSettings, audit_part, trust_section
@@ -120,16 +119,16 @@ chart(differences_figure(result.table, result.alpha), key="cmp_differences", cap
 st.markdown("**Each model's local calibration** — the Trust page's verdict (the aggregated "
             "KLCE test over its 5 × 5 bandwidth grid) for each model on these rows")
 trust = TrustSettings(tuple(features))
-verdicts = []
+lines = []
 for role, name in (("champion (A)", champion), ("challenger (B)", challenger)):
     rows, _ = audit_part(audit.with_model(name), part)
     grid = diagnostics.section(trust_section, rows, trust,
                                spinner=f"Trust test of {name}…").aggregated
-    verdicts.append({"model": f"{name} — {role}",
-                     "aggregated KLCE p": format_p_value(grid.p_value, grid.n_resamples),
-                     f"locally calibrated at α = {alpha:g}?": "no" if grid.p_value <= alpha
-                     else "no evidence against"})
-st.dataframe(pd.DataFrame(verdicts), width="stretch", hide_index=True)
+    answer = (f"not locally calibrated at α = {alpha:g}" if grid.p_value <= alpha
+              else f"no evidence of local miscalibration at α = {alpha:g}")
+    lines.append(f"- **{name}** — {role}: {answer} (aggregated KLCE "
+                 f"p = {format_p_value(grid.p_value, grid.n_resamples)})")
+st.markdown("\n".join(lines))
 if not result.klce_tests.empty:
     with st.expander("Each model's KLCE test at the comparison's one kernel"):
         # each model's test ran with the comparison's B: "≤ 1/(B+1)" at the floor
