@@ -33,6 +33,7 @@ DYNAMIC_CALLS = {
     "benchmarks/flake.py": "python",        # sys.executable -m pytest, run after run
     "benchmarks/serve_load.py": "python",   # asyncio.run (no program), the app server
     "benchmarks/streaming.py": "python",    # the venv's dask scheduler / worker, its CLI
+    "benchmarks/slider_latency.py": "chromium",  # Playwright's executable_path, the app server
     "tests/test_architecture.py": "python",  # the venv's lint-imports on a copy of the code
     "tests/system_programs.py": "chromium",  # requires_program: shutil.which of a PROGRAMS key
 }
