@@ -15,7 +15,13 @@ from dashboard.access import account_sidebar, gate
 from dashboard.components import dataset_card, model_picker, stored_table_panel
 from dashboard.compute import apply_engine, engine_sidebar, report_fallback
 from dashboard.guard import run_page
-from dashboard.state import active_audit, active_source, ensure_active, settings_saved
+from dashboard.state import (
+    active_audit,
+    active_source,
+    ensure_active,
+    lands_on_overview,
+    settings_saved,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -25,24 +31,33 @@ st.set_page_config(
     layout="wide",
 )
 
-PAGES = [
-    st.Page(HERE / "views" / "data.py", title="Data", icon=":material/table_view:", default=True),
-    st.Page(HERE / "views" / "overview.py", title="Overview", icon=":material/fact_check:"),
-    st.Page(HERE / "views" / "reliability.py", title="Reliability",
-            icon=":material/ssid_chart:"),
-    st.Page(HERE / "views" / "trust.py", title="Trust test", icon=":material/verified:"),
-    st.Page(HERE / "views" / "local_bias.py", title="Local bias", icon=":material/insights:"),
-    st.Page(HERE / "views" / "findings.py", title="Findings", icon=":material/flag:"),
-    st.Page(HERE / "views" / "lce_landscape.py", title="LCE landscape",
-            icon=":material/scatter_plot:"),
-    st.Page(HERE / "views" / "recalibration.py", title="Recalibration", icon=":material/build:"),
-    st.Page(HERE / "views" / "compare.py", title="Compare models",
-            icon=":material/compare_arrows:"),
-    st.Page(HERE / "views" / "ensembles.py", title="Ensembles", icon=":material/stacks:"),
-    st.Page(HERE / "views" / "estimators.py", title="Estimators", icon=":material/tune:"),
-    st.Page(HERE / "views" / "over_time.py", title="Over time", icon=":material/timeline:"),
-    st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
-]
+
+
+def pages(overview_first: bool) -> list:
+    """The pages in navigation order; the landing page (``default``) is the Data page, or the
+    Overview for a session that opened on a stored table (:func:`lands_on_overview`)."""
+    return [
+        st.Page(HERE / "views" / "data.py", title="Data", icon=":material/table_view:",
+                default=not overview_first),
+        st.Page(HERE / "views" / "overview.py", title="Overview", icon=":material/fact_check:",
+                default=overview_first),
+        st.Page(HERE / "views" / "reliability.py", title="Reliability",
+                icon=":material/ssid_chart:"),
+        st.Page(HERE / "views" / "trust.py", title="Trust test", icon=":material/verified:"),
+        st.Page(HERE / "views" / "local_bias.py", title="Local bias",
+                icon=":material/insights:"),
+        st.Page(HERE / "views" / "findings.py", title="Findings", icon=":material/flag:"),
+        st.Page(HERE / "views" / "lce_landscape.py", title="LCE landscape",
+                icon=":material/scatter_plot:"),
+        st.Page(HERE / "views" / "recalibration.py", title="Recalibration",
+                icon=":material/build:"),
+        st.Page(HERE / "views" / "compare.py", title="Compare models",
+                icon=":material/compare_arrows:"),
+        st.Page(HERE / "views" / "ensembles.py", title="Ensembles", icon=":material/stacks:"),
+        st.Page(HERE / "views" / "estimators.py", title="Estimators", icon=":material/tune:"),
+        st.Page(HERE / "views" / "over_time.py", title="Over time", icon=":material/timeline:"),
+        st.Page(HERE / "views" / "export.py", title="Export", icon=":material/download:"),
+    ]
 
 
 def draw(navigation) -> None:
@@ -85,7 +100,8 @@ try:
 except ValueError as error:  # the operator's settings are wrong: say which, show nothing else
     st.error(f"This server's settings are not valid: {error}", icon=":material/settings:")
     st.stop()
-navigation = st.navigation(PAGES, expanded=True)  # every page in view, Export too
+# every page in view, Export too
+navigation = st.navigation(pages(lands_on_overview()), expanded=True)
 # The widget values this run starts with are stored with the session's table, and again when
 # the run ends, however it ends (a newer widget change, st.stop(), a page error): the store
 # never lags the widget a visitor last touched.

@@ -51,6 +51,7 @@ _UPLOAD = "uploaded_table"
 _TOKEN = "stored_table_token"
 _SAVED = "saved_settings"
 _NOTICE = "stored_table_notice"
+_LANDS_ON_OVERVIEW = "lands_on_overview"
 
 
 @st.cache_data(show_spinner="Generating the demo data…")
@@ -67,9 +68,21 @@ def cached_demo_frame(key: str):
 def ensure_active() -> None:
     """Give a new session its dataset: the stored table its URL names, else the default
     demo."""
-    if _AUDIT not in st.session_state and not restore_table():
+    if _AUDIT in st.session_state:
+        return
+    restored = restore_table()
+    st.session_state[_LANDS_ON_OVERVIEW] = restored
+    if not restored:
         st.session_state[_AUDIT] = cached_demo(DEFAULT_DEMO)
         st.session_state[_SOURCE] = f"demo: {DEMOS[DEFAULT_DEMO].title}"
+
+
+def lands_on_overview() -> bool:
+    """Whether this session's landing page is the Overview: it opened on a stored table (a
+    link with its token), so its data are active and the verdicts are the first thing to
+    see; a new visitor lands on the Data page. Decided once, when the session starts, so
+    the page at the app's root address never changes under the visitor."""
+    return bool(st.session_state.get(_LANDS_ON_OVERVIEW, False))
 
 
 def set_active(audit: AuditData, source: str, session: MutableMapping | None = None,

@@ -1,4 +1,4 @@
-"""The pages of the app, read from ``PAGES`` in dashboard/app.py (shared by the AppTest
+"""The pages of the app, read from ``pages()`` in dashboard/app.py (shared by the AppTest
 matrix and the browser tests, so a page added there is covered without touching them)."""
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ class PageRef:
 
 
 def discover_pages() -> tuple[PageRef, ...]:
-    """The ``st.Page(HERE / "views" / "x.py", title=...)`` entries of ``PAGES`` in app.py."""
+    """The ``st.Page(HERE / "views" / "x.py", title=...)`` entries of the list that
+    ``pages()`` in app.py returns."""
     tree = ast.parse(APP.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "PAGES" for t in node.targets):
-            return tuple(_page(call) for call in node.value.elts)
-    raise AssertionError("dashboard/app.py has no PAGES list")
+        if isinstance(node, ast.FunctionDef) and node.name == "pages":
+            returned = next(n.value for n in ast.walk(node) if isinstance(n, ast.Return))
+            return tuple(_page(call) for call in returned.elts)
+    raise AssertionError("dashboard/app.py has no pages() function")
 
 
 def _page(call: ast.Call) -> PageRef:

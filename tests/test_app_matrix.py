@@ -3,7 +3,7 @@ the edges, and the real-table workflow (COMPAS- and German-credit-shaped files t
 reference model). No page may raise, nor fail behind the page guard; pages may say what is
 missing.
 
-The pages are read from ``PAGES`` in dashboard/app.py, so a page added there is covered
+The pages are read from ``pages()`` in dashboard/app.py, so a page added there is covered
 without touching this file. The combinations are the parametrize ids
 (``pytest tests/test_app_matrix.py --collect-only -q`` lists them), e.g.
 ``test_page_survives[upload-multiclass-20-lce_landscape]``.

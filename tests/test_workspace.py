@@ -91,6 +91,7 @@ def test_a_new_session_with_the_token_gets_table_mapping_and_settings_back(
     assert not at.exception, at.exception
     audit = at.session_state["active_audit"]
     assert (audit.name, audit.n, audit.mapping) == ("audit.csv", 120, MAPPING)
+    assert at.title[0].value == "Overview"  # a link to a stored table lands on the verdicts
     assert at.session_state["rel_bins"] == 22
     at.switch_page("views/reliability.py").run()
     assert next(s for s in at.slider if s.key == "rel_bins").value == 22
@@ -110,6 +111,7 @@ def test_a_session_without_the_token_or_with_a_wrong_one_gets_the_demo(tmp_path,
         at.query_params.update(query)
         at.run()
         assert at.session_state["active_audit"].n == 10_000
+        assert at.title[0].value == "Data"  # nothing stored to show: the Data page
         if query:
             assert "not stored on this server" in " ".join(w.value for w in at.sidebar.warning)
 

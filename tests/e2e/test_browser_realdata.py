@@ -1,6 +1,6 @@
 """In the system Chromium (issue 14): a COMPAS-shaped file with repeated headers goes through
 the real file chooser, is validated with the guessed mapping, and every page of the app
-(read from app.py's PAGES) renders on it without an error or a stack trace."""
+(read from app.py's pages()) renders on it without an error or a stack trace."""
 
 from __future__ import annotations
 
