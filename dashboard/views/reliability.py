@@ -67,7 +67,7 @@ class_name = audit.classes[class_index] if class_index is not None else None
 skce_mode = "exact" if exact_requested("rel_skce", data.fingerprint) else "auto"
 st.caption(f"Notion: **{notion}** — {NOTION_HELP[notion]}. Rows: **{data.n:,}** ({part}).")
 
-left, right = st.columns([3, 2])
+left, right = st.columns(2)  # the metrics table's five columns fit a 1400-pixel window
 with right:
     b1, b2 = st.columns(2)
     n_boot = b1.select_slider("Bootstrap resamples", [50, 100, 200, 500, 1000],
@@ -120,9 +120,11 @@ with right:
     ], ignore_index=True)
     shown = shown_metrics(summary)
     st.dataframe(shown, width="stretch", hide_index=True,
-                 column_config={"value": st.column_config.NumberColumn(
-                     "plug-in value", format="%.4f",
-                     help="The estimator on the data, before the bias correction")})
+                 column_config={"metric": st.column_config.TextColumn("metric", width="medium"),
+                                "value": st.column_config.NumberColumn(
+                     "plug-in", format="%.4f",
+                     help="The estimator on the data, before the bias correction"),
+                                "notion": st.column_config.TextColumn("notion", width="small")})
     below = [f"{m} {e:+.4f}" for m, e in zip(summary["metric"], summary["estimate"],
                                              strict=True)
              if e < 0 and m not in SIGNED_METRICS]
