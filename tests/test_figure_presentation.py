@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from core.figures.findings import FLAGGED_LINE, TREEMAP_RULE, slice_treemap_figure
+from core.figures.lce import lce_scatter_figure, spread_coordinates
 from core.figures.local_bias import facet_bias, lcb_figure
 from core.figures.palette import BASELINE_COLOR, method_colors
 from core.figures.recalibration import (
@@ -126,3 +127,29 @@ def test_recalibration_methods_keep_one_distinct_colour_on_every_chart():
     lines = [t for t in lcb_before_after_figure(trends, "age", colors).data if t.mode == "lines"
              and t.name]
     assert [t.line.color for t in lines] == [colors[UNCALIBRATED], colors["isotonic"]]
+
+
+def test_lce_map_spreads_tied_points_without_changing_a_value():
+    rng = np.random.default_rng(1)
+    n = 3_000  # one numeric and one one-hot column: two stripes, most of the square empty
+    coords = np.column_stack([rng.normal(size=n) * 0.1 + 3 * rng.integers(0, 2, n),
+                              np.round(rng.normal(size=n), 1)])
+    values = rng.uniform(-0.2, 0.2, n)
+    in_bin = rng.random(n) < 0.4
+    plain = lce_scatter_figure(coords, values, in_bin, signed=True)
+    spread = lce_scatter_figure(coords, values, in_bin, signed=True, spread=True)
+    for a, b in zip(plain.data, spread.data, strict=True):  # the same rows, the same LCE
+        np.testing.assert_array_equal(np.asarray(a.marker.color), np.asarray(b.marker.color))
+    ranks = spread_coordinates(coords)
+    assert ranks.min() == 0 and ranks.max() == 1
+    for k in range(2):  # monotone: the order along each axis is kept, ties spread out
+        assert np.all(np.diff(coords[:, k][np.argsort(ranks[:, k])]) >= 0)
+        assert np.unique(ranks[:, k]).size == n
+    np.testing.assert_array_equal(ranks, spread_coordinates(coords))  # seeded
+    # every tenth of the x axis holds a tenth of the rows (the plain map: none in the middle)
+    counts = np.histogram(ranks[:, 0], 10, range=(0, 1))[0]
+    assert counts.min() >= n // 10 - 1
+    assert np.histogram(coords[:, 0], 10)[0][4:6].sum() == 0
+    assert "rank" in spread.layout.xaxis.title.text and "rank" not in plain.layout.xaxis.title.text
+    context = spread.data[0].marker
+    assert context.size >= 4 and context.opacity >= 0.4  # the other bins' points visible
