@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from core.figures.findings import FLAGGED_LINE, TREEMAP_RULE, slice_treemap_figure
-from core.figures.lce import lce_scatter_figure, spread_coordinates
+from core.figures.lce import SPREAD_JITTER, lce_scatter_figure, spread_coordinates
 from core.figures.local_bias import facet_bias, lcb_figure
 from core.figures.palette import BASELINE_COLOR, method_colors
 from core.figures.recalibration import (
@@ -140,12 +140,14 @@ def test_lce_map_spreads_tied_points_without_changing_a_value():
     spread = lce_scatter_figure(coords, values, in_bin, signed=True, spread=True)
     for a, b in zip(plain.data, spread.data, strict=True):  # the same rows, the same LCE
         np.testing.assert_array_equal(np.asarray(a.marker.color), np.asarray(b.marker.color))
-    ranks = spread_coordinates(coords)
+    ranks = spread_coordinates(coords, jitter=0.0)
     assert ranks.min() == 0 and ranks.max() == 1
     for k in range(2):  # monotone: the order along each axis is kept, ties spread out
         assert np.all(np.diff(coords[:, k][np.argsort(ranks[:, k])]) >= 0)
         assert np.unique(ranks[:, k]).size == n
-    np.testing.assert_array_equal(ranks, spread_coordinates(coords))  # seeded
+    jittered = spread_coordinates(coords)
+    np.testing.assert_array_equal(jittered, spread_coordinates(coords))  # seeded
+    assert 0 < np.abs(jittered - ranks).max() <= SPREAD_JITTER
     # every tenth of the x axis holds a tenth of the rows (the plain map: none in the middle)
     counts = np.histogram(ranks[:, 0], 10, range=(0, 1))[0]
     assert counts.min() >= n // 10 - 1

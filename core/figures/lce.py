@@ -25,34 +25,43 @@ def _bin_rows(in_bin: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarr
     return parts[0], parts[1]
 
 
-def spread_coordinates(coords: np.ndarray, seed: int = 0) -> np.ndarray:
+#: Half-width of the seeded jitter added to the ranked coordinates (a share of the axis).
+SPREAD_JITTER = 0.02
+
+
+def spread_coordinates(coords: np.ndarray, seed: int = 0,
+                       jitter: float = SPREAD_JITTER) -> np.ndarray:
     """Each column of ``coords`` replaced by its rank among the rows, scaled to [0, 1], ties
-    broken in a seeded random order: a monotone rescaling for display only (the LCE is
-    computed on the embedding itself). An embedding of one-hot columns puts thousands of rows
-    on a few points or stripes and leaves the rest of the square empty; ranked, every axis is
-    evenly filled, the order along it kept, and a tied group covers a stretch as long as its
-    share of the rows.
+    broken in a seeded random order, plus a seeded uniform jitter of ±``jitter``: a display
+    only (the LCE is computed on the embedding itself). An embedding of one numeric and a
+    few one-hot columns puts the rows on a few thin stripes, one per category, and leaves the
+    rest of the square empty; ranked, every axis is evenly filled with the order along it
+    kept (up to the jitter), a tied group covers a stretch as long as its share of the rows,
+    and the jitter widens each stripe so that the points of other bins on it show.
 
     Parameters
     ----------
     coords : array_like
         ``(n, k)`` coordinates.
     seed : int, default 0
-        Seed of the order within ties.
+        Seed of the order within ties and of the jitter.
+    jitter : float, default SPREAD_JITTER
+        Half-width of the jitter.
 
     Returns
     -------
     numpy.ndarray
-        ``(n, k)`` ranks in [0, 1].
+        ``(n, k)`` ranks in [0, 1], jittered.
     """
     coords = np.asarray(coords, dtype=float)
     n = coords.shape[0]
-    shuffle = np.random.default_rng(seed).permutation(n)
+    rng = np.random.default_rng(seed)
+    shuffle = rng.permutation(n)
     spread = np.empty_like(coords)
     for k in range(coords.shape[1]):
         order = shuffle[np.argsort(coords[shuffle, k], kind="stable")]
         spread[order, k] = np.arange(n) / max(n - 1, 1)
-    return spread
+    return spread + rng.uniform(-jitter, jitter, spread.shape)
 
 
 def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarray,
@@ -109,9 +118,9 @@ def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarra
     )
     figure.update_layout(
         title=title or None, height=560, margin=dict(l=10, r=10, t=50 if title else 20, b=40),
-        xaxis=dict(title="embedding 1" + (" (rank among the rows)" if spread else ""),
+        xaxis=dict(title="embedding 1" + (" (rank, jittered)" if spread else ""),
                    showgrid=False, zeroline=False),
-        yaxis=dict(title="embedding 2" + (" (rank among the rows)" if spread else ""),
+        yaxis=dict(title="embedding 2" + (" (rank, jittered)" if spread else ""),
                    showgrid=False, zeroline=False, scaleanchor="x"),
         legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
     )

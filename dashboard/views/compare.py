@@ -28,7 +28,6 @@ TABLE_COLUMNS = {"name": "criterion", "value_a": "champion (A)", "value_b": "cha
 SLICE_COLUMNS = ["slice", "criterion", "rows", "value_a", "value_b", "difference", "ci_low",
                  "ci_high", "p_adjusted", "bias_a", "bias_b"]
 SLICE_CONFIG = {
-    "slice": st.column_config.TextColumn("slice", width="large"),
     "rows": st.column_config.NumberColumn("rows", format="%d"),
     **{key: st.column_config.NumberColumn(label, format="%.4f") for key, label in (
         ("value_a", "A"), ("value_b", "B"), ("difference", "B − A"), ("ci_low", "CI low"),
