@@ -32,7 +32,9 @@ SLICE_CONFIG = {
     **{key: st.column_config.NumberColumn(label, format="%.4f") for key, label in (
         ("value_a", "A"), ("value_b", "B"), ("difference", "B − A"), ("ci_low", "CI low"),
         ("ci_high", "CI high"), ("bias_a", "bias A"), ("bias_b", "bias B"))},
-    "p_adjusted": st.column_config.NumberColumn("adjusted p", format="%.4f"),
+    "p_adjusted": st.column_config.NumberColumn("adj. p", format="%.4f",
+                                                help="Adjusted by max-|T| over every group "
+                                                     "and slice"),
     "p_value": st.column_config.NumberColumn("p", format="%.4f"),
 }
 
@@ -182,6 +184,7 @@ else:
     st.caption("Simultaneous intervals and adjusted p-values (max-|T| over all slices). "
                "bias = observed − predicted in the slice, for each model.")
 with st.expander("Every group and slice compared"):
-    st.dataframe(result.slices[[*SLICE_COLUMNS, "p_value", "direction"]], width="stretch",
-                 hide_index=True, column_config=SLICE_CONFIG)
+    st.dataframe(result.slices[[*SLICE_COLUMNS, "p_value", "direction"]].replace(
+        {"direction": {"no significant difference": "not significant"}}), width="stretch",
+        hide_index=True, column_config=SLICE_CONFIG)
 report_download(result, settings)
