@@ -73,7 +73,7 @@ def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarra
     signed LCE: red over-confident, blue under-confident); the others are drawn in grey,
     smaller and translucent, for context. At most ``max_points`` points of each kind are sent
     to the browser. With ``spread``, the axes are the coordinates' ranks
-    (:func:`spread_coordinates`): the same points and colours, evenly spread.
+    (``spread_coordinates``): the same points and colours, evenly spread.
 
     Parameters
     ----------

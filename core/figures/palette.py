@@ -36,7 +36,7 @@ METHOD_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
 
 def method_colors(names: Iterable[str], baseline: str = "uncalibrated") -> dict[str, str]:
     """Each method's colour, the same in every chart of a comparison: ``baseline`` grey, the
-    others in order from :data:`METHOD_COLORS` (distinct up to its 18 colours, then again
+    others in order from ``METHOD_COLORS`` (distinct up to its 18 colours, then again
     from the start).
 
     Parameters
