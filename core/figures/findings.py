@@ -91,7 +91,7 @@ UNFLAGGED_LINE = ("#ffffff", 1.0)
 
 def slice_treemap_figure(discovery: SliceDiscovery, class_name: str | None = None) -> go.Figure:
     """The deepest slices tested (pairs of columns by default), grouped by the columns they
-    combine and coloured by gap. A tile's area is rows × |gap|, the outcomes the model
+    combine and coloured by gap. A tile's area is rows × ``|gap|``, the outcomes the model
     misses in the slice (``TREEMAP_RULE``): a small slice with a large gap is not hidden
     behind large calibrated ones, and a slice without a gap has no area. Flagged slices are
     starred, outlined and placed first in their group (groups holding a flagged slice

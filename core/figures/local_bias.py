@@ -19,7 +19,7 @@ LEGEND_GAP = 58
 
 
 def facet_bias(points: pd.DataFrame, facet: str) -> pd.Series:
-    """Mean |LCB| of each facet level, the largest first (ties by name): the panel to look at
+    """Mean ``|LCB|`` of each facet level, the largest first (ties by name): the panel to look at
     first is the top left one."""
     size = points["lcb"].abs().groupby(points[facet].astype(str)).mean()
     return size.loc[sorted(size.index, key=lambda level: (
@@ -34,7 +34,7 @@ def lcb_figure(points: pd.DataFrame, trends: pd.DataFrame, feature: str,
     ``points`` has columns ``feature``, ``lcb`` and the ``color`` / ``facet`` group columns;
     ``trends`` comes from :func:`core.local.lcb_trends.lcb_trends` with its ``group`` column holding
     ``"<facet> | <color>"`` labels (or one of them). At most ``max_points`` points are drawn.
-    Facets are ordered by their mean |LCB|, largest first (``facet_bias``, named in each
+    Facets are ordered by their mean ``|LCB|``, largest first (``facet_bias``, named in each
     panel's title) and share one y scale, so that biases compare across panels; the legend
     lies under the plot, clear of the panels' titles.
 
