@@ -118,8 +118,9 @@ with left:
         spread = st.toggle(
             "Spread the points evenly (rank axes)", value=True, key="lce_spread",
             help="Draws each embedding coordinate's rank among the rows instead of its value: "
-                 "one-hot features put thousands of rows on a few stripes, ranked they fill "
-                 "the square in the same order. Only the drawing changes, not the LCE.")
+                 "one-hot features put thousands of rows on a few stripes, ranked (and "
+                 "jittered by ±2% of the axis) they fill the square in the same order. Only "
+                 "the drawing changes, not the LCE.")
         figure = lce_scatter_figure(coords, values, in_bin, signed,
                                     f"{METHOD_LABELS[method]} of {', '.join(features)} — {where}",
                                     MAX_POINTS, spread=spread)
