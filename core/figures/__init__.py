@@ -1,7 +1,8 @@
 """Plotly figures, one module a page, shared by the dashboard and the report.
 
 This is the public face (``from core import figures``). :mod:`core.figures.style` holds the
-template and captions every figure gets, :mod:`core.figures.palette` the colours; the figures
+template and captions every figure gets, :mod:`core.figures.palette` the colours (and
+:func:`method_colors`, one colour a recalibration method on every chart); the figures
 of each page are in the module named after it (:mod:`core.figures.reliability`,
 :mod:`core.figures.trust`, :mod:`core.figures.local_bias`, :mod:`core.figures.lce`,
 :mod:`core.figures.recalibration`, :mod:`core.figures.ensembles`,
@@ -42,6 +43,7 @@ from core.figures.over_time import (
     group_gap_figure,
     period_metric_figure,
 )
+from core.figures.palette import method_colors
 from core.figures.recalibration import (
     klce_pvalue_figure,
     lcb_before_after_figure,
@@ -79,6 +81,7 @@ __all__ = [
     "klce_pvalue_figure",
     "lcb_before_after_figure",
     "lcb_figure",
+    "method_colors",
     "lce_cdf_figure",
     "lce_profile_figure",
     "lce_scatter_figure",

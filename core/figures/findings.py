@@ -81,10 +81,21 @@ def slice_forest_figure(table: pd.DataFrame, max_rows: int = 25,
     return figure
 
 
+#: How the treemap sizes and orders its tiles (the figure's title and the page's caption).
+TREEMAP_RULE = ("Tile area: the outcomes the model misses in the slice, rows × |gap|; colour: "
+                "the gap; flagged slices (★, black outline) come first in each group.")
+#: Outline of a flagged tile (colour, width) and of the others.
+FLAGGED_LINE = ("#1b2733", 3.0)
+UNFLAGGED_LINE = ("#ffffff", 1.0)
+
+
 def slice_treemap_figure(discovery: SliceDiscovery, class_name: str | None = None) -> go.Figure:
     """The deepest slices tested (pairs of columns by default), grouped by the columns they
-    combine, sized by rows and coloured by gap; flagged slices are starred. ``class_name``
-    picks the class of a multiclass family (default: the first).
+    combine and coloured by gap. A tile's area is rows × ``|gap|``, the outcomes the model
+    misses in the slice (``TREEMAP_RULE``): a small slice with a large gap is not hidden
+    behind large calibrated ones, and a slice without a gap has no area. Flagged slices are
+    starred, outlined and placed first in their group (groups holding a flagged slice
+    first). ``class_name`` picks the class of a multiclass family (default: the first).
 
     Parameters
     ----------
@@ -102,45 +113,64 @@ def slice_treemap_figure(discovery: SliceDiscovery, class_name: str | None = Non
     class_name = class_name if class_name is not None else discovery.classes[0]
     rows = table[table["class"] == class_name].set_index("slice")
     depth = max((s.depth for s in family.slices), default=0)
-    ids, parents, labels, values, colors, texts = [], [], [], [], [], []
     groups: dict[str, list[int]] = {}
     for k, piece in enumerate(family.slices):
         if piece.depth == depth and depth > 0:
             block = escape(" × ".join(c.feature for c in piece.conditions))
             groups.setdefault(block, []).append(k)
-    total_rows = 0
+    tiles = []  # (block, k, flagged, missed outcomes) of every slice drawn
     for block, members in groups.items():
-        sizes = family.sizes[members]
-        gaps = rows.loc[[family.slices[k].name for k in members], "gap"].to_numpy()
+        for k in members:
+            row = rows.loc[family.slices[k].name]
+            tiles.append((block, k, bool(row["significant"]),
+                          float(family.sizes[k]) * abs(float(row["gap"]))))
+    # flagged first, then the most missed outcomes: plotly lays the tiles out in this order
+    tiles.sort(key=lambda t: (not t[2], -t[3]))
+    order = list(dict.fromkeys(t[0] for t in tiles))
+    ids, parents, labels, values, colors, texts, custom, lines = [], [], [], [], [], [], [], []
+    for block in order:
+        members = [t for t in tiles if t[0] == block]
+        sizes = family.sizes[[t[1] for t in members]]
+        gaps = rows.loc[[family.slices[t[1]].name for t in members], "gap"].to_numpy()
+        flagged = sum(t[2] for t in members)
         ids.append(block)
         parents.append("all")
         labels.append(block)
-        values.append(int(sizes.sum()))
-        colors.append(float(np.average(gaps, weights=sizes)))
-        texts.append("")
-        total_rows += int(sizes.sum())
-        for k in members:
+        values.append(sum(t[3] for t in members))
+        colors.append(float(np.average(gaps, weights=sizes)) if sizes.sum() else 0.0)
+        texts.append(f"{flagged} flagged" if flagged else "")
+        custom.append([int(sizes.sum()), "group"])
+        lines.append(FLAGGED_LINE if flagged else UNFLAGGED_LINE)
+        for _, k, is_flagged, missed in members:
             name = family.slices[k].name
             row = rows.loc[name]
-            star = " ★" if row["significant"] else ""
             ids.append(f"{block}/{escape(name)}")
             parents.append(block)
             labels.append("<br>".join(escape(c.label) for c in family.slices[k].conditions)
-                          + star)
-            values.append(int(family.sizes[k]))
+                          + (" ★" if is_flagged else ""))
+            values.append(missed)
             colors.append(float(row["gap"]))
             texts.append(f"{row['gap']:+.3f}")
+            custom.append([int(family.sizes[k]), "flagged" if is_flagged else "not flagged"])
+            lines.append(FLAGGED_LINE if is_flagged else UNFLAGGED_LINE)
     reach = max(0.05, float(np.nanmax(np.abs(colors))) if colors else 0.05)
     figure = go.Figure(go.Treemap(
         ids=["all", *ids], parents=["", *parents], labels=["all slices", *labels],
-        values=[total_rows, *values], text=["", *texts], branchvalues="total",
+        values=[sum(values[i] for i, p in enumerate(parents) if p == "all"), *values],
+        text=["", *texts], branchvalues="total", sort=False,
+        customdata=[[int(sum(c[0] for c, p in zip(custom, parents, strict=True)
+                             if p == "all")), "all"], *custom],
         marker=dict(colors=[0.0, *colors], colorscale=GAP_SCALE, cmin=-reach, cmax=reach,
-                    colorbar=dict(title="gap")),
+                    colorbar=dict(title="gap"),
+                    line=dict(color=["#ffffff", *(c for c, _ in lines)],
+                              width=[1.0, *(w for _, w in lines)])),
         texttemplate="%{label}<br>%{text}", hovertemplate=(
-            "%{label}<br>%{value:,} rows · gap %{color:+.3f}<extra></extra>"),
+            "%{label}<br>%{customdata[0]:,} rows · gap %{color:+.3f} · %{customdata[1]}"
+            "<br>tile area: %{value:,.1f} outcomes missed (rows × |gap|)<extra></extra>"),
         root_color="#f0f3f6",
     ))
-    figure.update_layout(height=560, margin=dict(l=10, r=10, t=30, b=10))
+    figure.update_layout(height=560, margin=dict(l=10, r=10, t=40, b=10),
+                         title=dict(text=TREEMAP_RULE, font=dict(size=12)))
     return figure
 
 

@@ -10,6 +10,9 @@ import plotly.graph_objects as go
 
 from core.figures.palette import GAP_COLOR, OBSERVED_COLOR, PREDICTED_COLOR
 
+#: The other bins' points: grey enough to see on white, under the selected bin's.
+CONTEXT_COLOR = "#9aa5b1"
+
 
 def _bin_rows(in_bin: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows outside and inside the selected bin, each a seeded sample of at most
@@ -22,13 +25,55 @@ def _bin_rows(in_bin: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarr
     return parts[0], parts[1]
 
 
+#: Half-width of the seeded jitter added to the ranked coordinates (a share of the axis).
+SPREAD_JITTER = 0.02
+
+
+def spread_coordinates(coords: np.ndarray, seed: int = 0,
+                       jitter: float = SPREAD_JITTER) -> np.ndarray:
+    """Each column of ``coords`` replaced by its rank among the rows, scaled to [0, 1], ties
+    broken in a seeded random order, plus a seeded uniform jitter of ±``jitter``: a display
+    only (the LCE is computed on the embedding itself). An embedding of one numeric and a
+    few one-hot columns puts the rows on a few thin stripes, one per category, and leaves the
+    rest of the square empty; ranked, every axis is evenly filled with the order along it
+    kept (up to the jitter), a tied group covers a stretch as long as its share of the rows,
+    and the jitter widens each stripe so that the points of other bins on it show.
+
+    Parameters
+    ----------
+    coords : array_like
+        ``(n, k)`` coordinates.
+    seed : int, default 0
+        Seed of the order within ties and of the jitter.
+    jitter : float, default SPREAD_JITTER
+        Half-width of the jitter.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, k)`` ranks in [0, 1], jittered.
+    """
+    coords = np.asarray(coords, dtype=float)
+    n = coords.shape[0]
+    rng = np.random.default_rng(seed)
+    shuffle = rng.permutation(n)
+    spread = np.empty_like(coords)
+    for k in range(coords.shape[1]):
+        order = shuffle[np.argsort(coords[shuffle, k], kind="stable")]
+        spread[order, k] = np.arange(n) / max(n - 1, 1)
+    return spread + rng.uniform(-jitter, jitter, spread.shape)
+
+
 def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarray,
-                       signed: bool, title: str = "", max_points: int = 50_000) -> go.Figure:
+                       signed: bool, title: str = "", max_points: int = 50_000,
+                       spread: bool = False) -> go.Figure:
     """LCE landscape (Luo et al. Fig. 2, left): the embedding coloured by each point's LCE.
 
     Points of the selected confidence bin are coloured (diverging scale around 0 for the
-    signed LCE: red over-confident, blue under-confident); the others are drawn faintly for
-    context. At most ``max_points`` points of each kind are sent to the browser.
+    signed LCE: red over-confident, blue under-confident); the others are drawn in grey,
+    smaller and translucent, for context. At most ``max_points`` points of each kind are sent
+    to the browser. With ``spread``, the axes are the coordinates' ranks
+    (``spread_coordinates``): the same points and colours, evenly spread.
 
     Parameters
     ----------
@@ -44,22 +89,27 @@ def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarra
         The figure's title.
     max_points : int, default 50000
         Points of each kind drawn at most.
+    spread : bool, default False
+        Draw the coordinates' ranks instead of the coordinates.
 
     Returns
     -------
     plotly.graph_objects.Figure
     """
     background, chosen = _bin_rows(in_bin, max_points)
+    if spread:
+        coords = spread_coordinates(coords)
     figure = go.Figure()
     figure.add_scattergl(
         x=coords[background, 0], y=coords[background, 1], mode="markers",
-        marker=dict(size=3, color="#d5dbe0"), name="other bins", hoverinfo="skip",
+        marker=dict(size=4, color=CONTEXT_COLOR, opacity=0.45), name="other bins",
+        hoverinfo="skip",
     )
     bound = float(np.nanmax(np.abs(values[chosen]))) if chosen.size else 1.0
     figure.add_scattergl(
         x=coords[chosen, 0], y=coords[chosen, 1], mode="markers", name="selected bin",
         marker=dict(
-            size=5, color=values[chosen],
+            size=6, opacity=0.9, color=values[chosen],
             colorscale="RdBu_r" if signed else "Viridis",
             cmin=-bound if signed else 0.0, cmax=bound if bound > 0 else 1.0,
             colorbar=dict(title="LCE (signed)" if signed else "LCE"),
@@ -68,8 +118,10 @@ def lce_scatter_figure(coords: np.ndarray, values: np.ndarray, in_bin: np.ndarra
     )
     figure.update_layout(
         title=title or None, height=560, margin=dict(l=10, r=10, t=50 if title else 20, b=40),
-        xaxis=dict(title="embedding 1", showgrid=False, zeroline=False),
-        yaxis=dict(title="embedding 2", showgrid=False, zeroline=False, scaleanchor="x"),
+        xaxis=dict(title="embedding 1" + (" (rank, jittered)" if spread else ""),
+                   showgrid=False, zeroline=False),
+        yaxis=dict(title="embedding 2" + (" (rank, jittered)" if spread else ""),
+                   showgrid=False, zeroline=False, scaleanchor="x"),
         legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
     )
     return figure
@@ -186,7 +238,8 @@ def lce_profile_figure(feature: np.ndarray, values: np.ndarray, in_bin: np.ndarr
     figure = go.Figure()
     figure.add_scattergl(
         x=feature[background], y=values[background], mode="markers",
-        marker=dict(size=3, color="#d5dbe0"), name="other bins", hoverinfo="skip",
+        marker=dict(size=4, color=CONTEXT_COLOR, opacity=0.45), name="other bins",
+        hoverinfo="skip",
     )
     bound = float(np.nanmax(np.abs(values[chosen]))) if chosen.size else 1.0
     figure.add_scattergl(

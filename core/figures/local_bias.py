@@ -4,11 +4,26 @@ polynomial trends and bootstrap bands (I-trustworthy Fig. 6).
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.figures.palette import GROUP_COLORS, with_alpha
+
+#: Margins of the figure in pixels: the panels' titles above, the x-axis title and the
+#: legend below.
+TOP_MARGIN, BOTTOM_MARGIN = 40, 110
+#: Pixels between the plot's bottom edge and the legend's top (under the x-axis title).
+LEGEND_GAP = 58
+
+
+def facet_bias(points: pd.DataFrame, facet: str) -> pd.Series:
+    """Mean ``|LCB|`` of each facet level, the largest first (ties by name): the panel to look at
+    first is the top left one."""
+    size = points["lcb"].abs().groupby(points[facet].astype(str)).mean()
+    return size.loc[sorted(size.index, key=lambda level: (
+        -np.nan_to_num(size[level], nan=-1.0), level))]
 
 
 def lcb_figure(points: pd.DataFrame, trends: pd.DataFrame, feature: str,
@@ -19,6 +34,9 @@ def lcb_figure(points: pd.DataFrame, trends: pd.DataFrame, feature: str,
     ``points`` has columns ``feature``, ``lcb`` and the ``color`` / ``facet`` group columns;
     ``trends`` comes from :func:`core.local.lcb_trends.lcb_trends` with its ``group`` column holding
     ``"<facet> | <color>"`` labels (or one of them). At most ``max_points`` points are drawn.
+    Facets are ordered by their mean ``|LCB|``, largest first (``facet_bias``, named in each
+    panel's title) and share one y scale, so that biases compare across panels; the legend
+    lies under the plot, clear of the panels' titles.
 
     Parameters
     ----------
@@ -35,14 +53,16 @@ def lcb_figure(points: pd.DataFrame, trends: pd.DataFrame, feature: str,
     -------
     plotly.graph_objects.Figure
     """
+    size = facet_bias(points, facet) if facet else None
+    facets = list(size.index) if facet else [None]
     if len(points) > max_points:
         points = points.sample(max_points, random_state=0)
-    facets = sorted(points[facet].astype(str).unique()) if facet else [None]
     columns = min(len(facets), 3)
     rows = -(-len(facets) // columns)
+    titles = [f"{facet} = {f} · mean |LCB| {size[f]:.3f}" for f in facets] if facet else None
     figure = make_subplots(rows=rows, cols=columns, shared_yaxes=True,
-                           subplot_titles=[f"{facet} = {f}" for f in facets] if facet else None,
-                           horizontal_spacing=0.04, vertical_spacing=0.12)
+                           subplot_titles=titles, horizontal_spacing=0.04,
+                           vertical_spacing=0.12)
     colors = sorted(points[color].astype(str).unique()) if color else [None]
     palette = {c: GROUP_COLORS[i % len(GROUP_COLORS)] for i, c in enumerate(colors)}
     for k, f in enumerate(facets):
@@ -77,8 +97,11 @@ def lcb_figure(points: pd.DataFrame, trends: pd.DataFrame, feature: str,
                          col=col)
         figure.update_xaxes(title_text=feature, row=row, col=col)
     figure.update_yaxes(title_text="LCB (observed − predicted)", col=1)
-    figure.update_layout(height=380 * rows + 60, margin=dict(l=10, r=10, t=60, b=10),
-                         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0,
-                                     title_text=color or ""))
+    figure.update_yaxes(matches="y")  # one scale in every panel, rows included
+    height = 380 * rows + 60
+    plot_height = height - TOP_MARGIN - BOTTOM_MARGIN
+    figure.update_layout(height=height,
+                         margin=dict(l=10, r=10, t=TOP_MARGIN, b=BOTTOM_MARGIN),
+                         legend=dict(orientation="h", yanchor="top", x=0,
+                                     y=-LEGEND_GAP / plot_height, title_text=color or ""))
     return figure
-

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 OBSERVED_COLOR = "#1f5f8b"
 PREDICTED_COLOR = "#f4b942"
 BAND_COLOR = "rgba(31, 95, 139, 0.13)"
@@ -23,7 +25,31 @@ def with_alpha(hex_color: str | None, alpha: float) -> str:
 
 # --------------------------------------------------------------------------- recalibration
 
-METHOD_COLORS = ("#7f8c8d", "#1f5f8b", "#d1495b", "#edae49", "#00798c", "#6a4c93", "#66a182",
-                 "#8d6a9f", "#2e4057", "#c0392b", "#16a085", "#e67e22", "#34495e", "#9b59b6",
-                 "#27ae60", "#b9770e", "#5d6d7e")
+#: The uncalibrated model, the baseline every method is compared with.
+BASELINE_COLOR = "#7f8c8d"
+#: One qualitative palette for the methods (Tableau 20 without its greys: nine strong
+#: colours, then their light partners), so that every method of the registry gets its own.
+METHOD_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                 "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5",
+                 "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5")
 
+
+def method_colors(names: Iterable[str], baseline: str = "uncalibrated") -> dict[str, str]:
+    """Each method's colour, the same in every chart of a comparison: ``baseline`` grey, the
+    others in order from ``METHOD_COLORS`` (distinct up to its 18 colours, then again
+    from the start).
+
+    Parameters
+    ----------
+    names : iterable of str
+        The methods, in the comparison's order.
+    baseline : str, default "uncalibrated"
+        The method drawn in grey.
+
+    Returns
+    -------
+    dict of str to str
+    """
+    others = [name for name in dict.fromkeys(names) if name != baseline]
+    colors = {name: METHOD_COLORS[k % len(METHOD_COLORS)] for k, name in enumerate(others)}
+    return {baseline: BASELINE_COLOR, **colors}

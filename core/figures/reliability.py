@@ -4,6 +4,8 @@ or a grid of them per group, the smooth reliability diagram and the cumulative d
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -24,8 +26,9 @@ def _axis_label(notion: str, class_name: str | None = None) -> str:
 
 
 def _add_reliability_traces(figure, table: pd.DataFrame, row: int, col: int,
-                            show_legend: bool) -> None:
-    """Diagonal, consistency band, observed frequencies with intervals, for one subplot."""
+                            show_legend: bool, color: str = OBSERVED_COLOR) -> None:
+    """Diagonal, consistency band, observed frequencies with intervals (in ``color``), for
+    one subplot."""
     filled = table[table["count"] > 0]
     figure.add_scatter(
         x=[0, 1], y=[0, 1], mode="lines", line=dict(color="#7f8c8d", dash="dash", width=1),
@@ -42,9 +45,9 @@ def _add_reliability_traces(figure, table: pd.DataFrame, row: int, col: int,
         )
     figure.add_scatter(
         x=filled["mean_confidence"], y=filled["frequency"], mode="lines+markers",
-        marker=dict(color=OBSERVED_COLOR, size=7), line=dict(color=OBSERVED_COLOR, width=1.5),
+        marker=dict(color=color, size=7), line=dict(color=color, width=1.5),
         error_y=dict(
-            type="data", symmetric=False, thickness=1.2, width=3, color=OBSERVED_COLOR,
+            type="data", symmetric=False, thickness=1.2, width=3, color=color,
             array=filled["ci_high"] - filled["frequency"],
             arrayminus=filled["frequency"] - filled["ci_low"],
         ),
@@ -105,6 +108,7 @@ def reliability_figure(
 
 def reliability_grid(
     tables: dict[str, pd.DataFrame], columns: int = 3, class_name: str | None = None,
+    colors: Mapping[str, str] | None = None,
 ) -> go.Figure:
     """Small multiples: one reliability diagram per group, same axes, sizes in the titles.
 
@@ -116,6 +120,9 @@ def reliability_grid(
         Panels per row.
     class_name : str, optional
         The class of classwise diagrams.
+    colors : mapping of str to str, optional
+        A colour per panel (the Recalibration page's method colours); default: all in the
+        observed colour.
 
     Returns
     -------
@@ -128,7 +135,8 @@ def reliability_grid(
                            horizontal_spacing=0.06, vertical_spacing=0.12 if rows > 1 else 0.1)
     for i, name in enumerate(names):
         _add_reliability_traces(figure, tables[name], i // columns + 1, i % columns + 1,
-                                show_legend=i == 0)
+                                show_legend=i == 0,
+                                color=(colors or {}).get(name, OBSERVED_COLOR))
     notion = next(iter(tables.values())).attrs.get("notion", "") if tables else ""
     figure.update_xaxes(range=[0, 1])
     figure.update_yaxes(range=[0, 1])

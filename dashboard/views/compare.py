@@ -19,11 +19,23 @@ from dashboard.cache import diagnostics
 from dashboard.components import chart
 from dashboard.state import active_audit, export_file, set_export_file, set_model_comparison
 
+# The tables fit a 1400-pixel window: numbers rounded, short headers; the long text of how
+# each difference was tested is listed under the table instead of in a column.
 TABLE_COLUMNS = {"name": "criterion", "value_a": "champion (A)", "value_b": "challenger (B)",
                  "difference": "B − A", "ci_low": "CI low", "ci_high": "CI high",
-                 "p_value": "p-value", "method": "paired inference"}
+                 "p_value": "p-value"}
 SLICE_COLUMNS = ["slice", "criterion", "rows", "value_a", "value_b", "difference", "ci_low",
                  "ci_high", "p_adjusted", "bias_a", "bias_b"]
+SLICE_CONFIG = {
+    "rows": st.column_config.NumberColumn("rows", format="%d"),
+    **{key: st.column_config.NumberColumn(label, format="%.4f") for key, label in (
+        ("value_a", "A"), ("value_b", "B"), ("difference", "B − A"), ("ci_low", "CI low"),
+        ("ci_high", "CI high"), ("bias_a", "bias A"), ("bias_b", "bias B"))},
+    "p_adjusted": st.column_config.NumberColumn("adj. p", format="%.4f",
+                                                help="Adjusted by max-|T| over every group "
+                                                     "and slice"),
+    "p_value": st.column_config.NumberColumn("p", format="%.4f"),
+}
 
 @st.fragment
 def report_download(result, settings: CompareSettings) -> None:
@@ -107,6 +119,9 @@ st.dataframe(result.table[list(TABLE_COLUMNS)].rename(columns=TABLE_COLUMNS), wi
              hide_index=True, column_config={
                  k: st.column_config.NumberColumn(format="%.4g") for k in
                  ("champion (A)", "challenger (B)", "B − A", "CI low", "CI high", "p-value")})
+with st.expander("How each difference was tested"):
+    st.markdown("\n".join(f"- **{name}**: {method}" for name, method in zip(
+        result.table["name"], result.table["method"], strict=True)))
 st.caption(f"Intervals are {1 - alpha:.0%} intervals; every criterion is a loss, so a negative "
            "difference favours the challenger. Brier and log loss: Diebold–Mariano test of the "
            "per-row differences (rows independent, no lag window). ECE² (debiased, the same "
@@ -134,7 +149,8 @@ if not result.klce_tests.empty:
         # each model's test ran with the comparison's B: "≤ 1/(B+1)" at the floor
         st.dataframe(result.klce_tests.assign(p_value=[
             format_p_value(p, settings.n_resamples) for p in result.klce_tests["p_value"]]),
-            width="stretch", hide_index=True)
+            width="stretch", hide_index=True,
+            column_config={"klce": st.column_config.NumberColumn("KLCE²", format="%.4g")})
         st.caption(f"On the comparison's {result.parameters['klce_rows']:,} kernel rows at the "
                    "median-heuristic bandwidths of the champion, exact, B as above: the kernel "
                    "of the KLCE² difference above. It is one bandwidth pair, so it can differ "
@@ -162,10 +178,12 @@ if bad_slices.empty:
     st.success(f"In none of the {result.slices['slice'].nunique()} groups and slices compared "
                "is the challenger significantly worse.", icon=":material/check_circle:")
 else:
-    st.dataframe(bad_slices[SLICE_COLUMNS], width="stretch", hide_index=True)
+    st.dataframe(bad_slices[SLICE_COLUMNS], width="stretch", hide_index=True,
+                 column_config=SLICE_CONFIG)
     st.caption("Simultaneous intervals and adjusted p-values (max-|T| over all slices). "
                "bias = observed − predicted in the slice, for each model.")
 with st.expander("Every group and slice compared"):
-    st.dataframe(result.slices[[*SLICE_COLUMNS, "p_value", "direction"]], width="stretch",
-                 hide_index=True)
+    st.dataframe(result.slices[[*SLICE_COLUMNS, "p_value", "direction"]].replace(
+        {"direction": {"no significant difference": "not significant"}}), width="stretch",
+        hide_index=True, column_config=SLICE_CONFIG)
 report_download(result, settings)

@@ -125,10 +125,22 @@ st.caption(f"Null distribution from {n_resamples} resamples: "
 st.header("The three tests")
 table = comparison.table()
 chart(credal_p_values_figure(table, alpha), key="ens_pvalues")
-st.dataframe(table.drop(columns=["weights"]), hide_index=True, width="stretch")
+# fits a 1400-pixel window: the estimator is named above, the nulls under the table
+st.dataframe(table.drop(columns=["weights", "estimator", "null"]), hide_index=True,
+             width="stretch", column_config={
+                 "test": st.column_config.TextColumn("test", width="large"),
+                 "statistic": st.column_config.NumberColumn(
+                     ESTIMATORS[estimator].label, format="%.4g"),
+                 "p_value": st.column_config.NumberColumn("p-value", format="%.4f"),
+                 "p_value_paper": st.column_config.NumberColumn(
+                     "p (paper's)", format="%.4f",
+                     help="#null > observed / B, as Jürgens et al. count")})
+nulls = dict(zip(table["test"], table["null"], strict=True))
 st.caption("All three test the same rows. The mean ignores the instance; the Dir(1)-sampled "
            "test (Mortier et al.) minimises over constant weights on the tested rows, which "
-           "makes it conservative; the learned λ(x) is fitted on separate rows.")
+           "makes it conservative; the learned λ(x) is fitted on separate rows. Null: "
+           + (next(iter(nulls.values())) if len(set(nulls.values())) == 1
+              else "; ".join(f"{t}: {n}" for t, n in nulls.items())) + ".")
 
 st.header("Which member is trusted where")
 learned = comparison.results["learned"]

@@ -124,8 +124,10 @@ if result.n_tested:
             "Class", result.classes, key="find_tree_class")
         chart(slice_treemap_figure(result, shown_class), key="find_treemap",
               title="Slices: gaps of the deepest slices", caption=caption)
-        st.caption("Each tile is a slice, sized by its rows and coloured by its gap (red: the "
-                   "model underestimates the rate; blue: it overestimates); ★ marks flagged.")
+        st.caption("Each tile is a slice, coloured by its gap (red: the model underestimates "
+                   "the rate; blue: it overestimates) and sized by the outcomes the model "
+                   "misses there, rows × |gap|, so that a small slice with a large gap stays "
+                   "visible; flagged slices (★, black outline) come first in each group.")
 
     st.header("Look closer at one slice")
     choices = list(zip(result.table["slice"], result.table["class"], strict=True))

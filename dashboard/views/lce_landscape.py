@@ -125,9 +125,15 @@ with left:
         figure = lce_profile_figure(coords, values, in_bin, signed, feature_name,
                                     f"LCE against {feature_name} — {where}", MAX_POINTS)
     else:
+        spread = st.toggle(
+            "Spread the points evenly (rank axes)", value=True, key="lce_spread",
+            help="Draws each embedding coordinate's rank among the rows instead of its value: "
+                 "one-hot features put thousands of rows on a few stripes, ranked (and "
+                 "jittered by ±2% of the axis) they fill the square in the same order. Only "
+                 "the drawing changes, not the LCE.")
         figure = lce_scatter_figure(coords, values, in_bin, signed,
                                     f"{METHOD_LABELS[method]} of {', '.join(features)} — {where}",
-                                    MAX_POINTS)
+                                    MAX_POINTS, spread=spread)
     shown = min(int(in_bin.sum()), MAX_POINTS) + min(int((~in_bin).sum()), MAX_POINTS)
     chart(figure, key="lce_scatter", caption=(
         f"{shown:,} of {data.n:,} rows drawn (at most {MAX_POINTS:,} of the bin and "

@@ -106,6 +106,7 @@ st.caption(
     f"Points: LCB of {min(valid, MAX_POINTS):,} evaluated rows (a seeded sample "
     f"when there are more); lines: degree-{degree} polynomial fits per group with "
     "90% bootstrap bands (the spread of the fit over the plotted points). "
+    + ("Panels: the largest mean |LCB| first, all on one y scale. " if facet != NONE else "")
     + (f"{profile.without_neighbours} rows had no reference neighbours and are not drawn."
        if profile.without_neighbours else "")
     + (f" {profile.skipped}" if profile.skipped else "")

@@ -9,6 +9,7 @@ from core.audit import CURVE_GAMMAS, numeric_features
 from core.figures import (
     klce_pvalue_figure,
     lcb_before_after_figure,
+    method_colors,
     mlce_comparison_figure,
     reliability_grid,
 )
@@ -135,9 +136,10 @@ st.caption("Best per column in green. Lower is better: Brier, NLL, ECE, MCE, MLC
            "uncalibrated model's (red: it is)." + sd)
 
 st.header("Reliability diagrams")
+colors = method_colors(result.probs, UNCALIBRATED)  # one colour a method on every chart
 tables = recal_cache.reliability(audit.fingerprint, settings, result)
-chart(reliability_grid(tables, columns=min(4, len(tables))),
-                key="recal_reliability")
+chart(reliability_grid(tables, columns=min(4, len(tables)), colors=colors),
+      key="recal_reliability")
 
 left, right = st.columns(2)
 with left:
@@ -147,18 +149,16 @@ with left:
                                 lambda f, m: curve_bar.progress(f, text=m))
     curve_bar.empty()
     if curves:
-        chart(mlce_comparison_figure(curves, result.gamma),
-                        key="recal_mlce")
+        chart(mlce_comparison_figure(curves, result.gamma, colors), key="recal_mlce")
         st.caption("MLCE (Luo et al., eq. 5) on a 2-D PCA of the audit features; lower is "
                    "better at every γ.")
     else:
         st.info("Choose audit features to see the MLCE curves.")
 with right:
     st.subheader("KLCE test per method")
-    chart(klce_pvalue_figure(result.table, ALPHA),
-                    key="recal_klce")
+    chart(klce_pvalue_figure(result.table, ALPHA, colors), key="recal_klce")
     st.caption("Below the dashed line the test rejects local calibration (I-trustworthy, "
-               "Fig. 4).")
+               "Fig. 4): those bars are hatched and outlined in red.")
 
 st.header("Local bias before and after")
 chosen = [m for m in result.probs if m != UNCALIBRATED]
@@ -175,8 +175,7 @@ if chosen and numeric:
     trends = recal_cache.lcb_trend(audit.fingerprint, settings, method, feature, result,
                                    lambda f, m: lcb_bar.progress(f, text=m))
     lcb_bar.empty()
-    chart(lcb_before_after_figure(trends, feature),
-                    key="recal_lcb")
+    chart(lcb_before_after_figure(trends, feature, colors), key="recal_lcb")
     st.caption("LCB (eq. 7) of the test rows, each left out of its own estimate; cubic fits "
                "with 90% bootstrap bands. A repaired model stays on the zero line.")
     if st.button(f"Make the test rows recalibrated by {RECALIBRATORS[method].name} the "

@@ -67,9 +67,11 @@ class_name = audit.classes[class_index] if class_index is not None else None
 skce_mode = "exact" if exact_requested("rel_skce", data.fingerprint) else "auto"
 st.caption(f"Notion: **{notion}** — {NOTION_HELP[notion]}. Rows: **{data.n:,}** ({part}).")
 
-left, right = st.columns([3, 2])
-with right:
-    b1, b2 = st.columns(2)
+# the diagrams, then the metrics table under them at the page's full width: its five columns
+# ("≈ 0 (below the noise)", intervals, the notion) do not fit beside a diagram at 1400 pixels
+diagrams, numbers = st.container(), st.container()
+with numbers:
+    b1, b2, _ = st.columns([1, 1, 1])
     n_boot = b1.select_slider("Bootstrap resamples", [50, 100, 200, 500, 1000],
                               value=default_bootstrap(data.n), key="rel_boot",
                               help="Default 200; 50 above 100,000 rows, where every resample "
@@ -82,7 +84,7 @@ settings = resolved(data, ReliabilitySettings(
     notion, class_index, n_bins, strategy, interval, n_boot, method, TEST_RESAMPLES,
     computation=skce_mode))
 record_section("reliability", part, settings)
-with left:
+with diagrams:
     binned, smooth, cumulative = st.tabs(["Binned", "Smooth", "Cumulative differences"])
     table = diagnostics.section(binned_table, data, settings)
     with binned:
@@ -111,7 +113,7 @@ with left:
                           "points: the lowest and highest point of every stretch are kept, so "
                           "the KS and Kuiper extremes show." if path.fraction.size >
                           CUMULATIVE_POINTS else ""))
-with right:
+with numbers:
     summary = pd.concat([
         diagnostics.section(summary_metrics, data, settings,
                             spinner="Bootstrapping the metrics…"),
