@@ -104,6 +104,7 @@ def test_one_number_per_question_on_the_census_demo(app_url: str, browser, tmp_p
     if run.count():
         run.click()
     page.get_by_text(re.compile(r"questions answered")).first.wait_for()
+    wait_for_script(page, SLOW)  # the board is drawn below its heading, one verdict at a time
     body = page.locator("body").inner_text()
     for question in QUESTIONS:
         assert question in body, question
