@@ -93,7 +93,7 @@ def demo_tab() -> None:
     elif st.button("Use this demo", type="primary", key="use_demo"):
         set_active(cached_demo(key), source, recipe=Recipe.demo(key, source))
         st.success(f"Now auditing the demo “{DEMOS[key].title}”.")
-        st.page_link("views/overview.py", label="The verdicts on this table: Overview",
+        st.page_link("views/overview.py", label="See the verdicts on this table",
                      icon=":material/fact_check:")
 
 
@@ -232,7 +232,7 @@ def activate(frame, mapping: ColumnMapping, name: str, source: str,
         tuple(ValidationNote("info", n) for n in read_notes)
     set_active(replace(audit, report=notes + audit.report), source, recipe=recipe, notes=notes)
     st.success(f"Now auditing {name}: {audit.n:,} rows passed validation.")
-    st.page_link("views/overview.py", label="The verdicts on this table: Overview",
+    st.page_link("views/overview.py", label="See the verdicts on this table",
                  icon=":material/fact_check:")
 
 
