@@ -79,6 +79,12 @@ def cached_screen(source_key: str, label: str, seed: int, _frame: pd.DataFrame) 
     return default_model_features(_frame, label, seed=seed)
 
 
+def overview_link() -> None:
+    """Under a table just made active: the way to its verdicts."""
+    st.page_link("views/overview.py", label="See the verdicts on this table",
+                 icon=":material/fact_check:")
+
+
 def demo_tab() -> None:
     keys = list(DEMOS)
     key = st.selectbox(
@@ -93,8 +99,7 @@ def demo_tab() -> None:
     elif st.button("Use this demo", type="primary", key="use_demo"):
         set_active(cached_demo(key), source, recipe=Recipe.demo(key, source))
         st.success(f"Now auditing the demo “{DEMOS[key].title}”.")
-        st.page_link("views/overview.py", label="See the verdicts on this table",
-                     icon=":material/fact_check:")
+        overview_link()
 
 
 def upload_tab() -> None:
@@ -232,8 +237,7 @@ def activate(frame, mapping: ColumnMapping, name: str, source: str,
         tuple(ValidationNote("info", n) for n in read_notes)
     set_active(replace(audit, report=notes + audit.report), source, recipe=recipe, notes=notes)
     st.success(f"Now auditing {name}: {audit.n:,} rows passed validation.")
-    st.page_link("views/overview.py", label="See the verdicts on this table",
-                 icon=":material/fact_check:")
+    overview_link()
 
 
 @dataclass(frozen=True)
