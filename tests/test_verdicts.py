@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -86,3 +87,17 @@ def test_the_compare_page_shows_the_trust_pages_klce_verdict_for_the_champion() 
     champion = re.search(r"champion \(A\).*?aggregated KLCE p = ([^)]+)\)", lines).group(1)
     assert verdict and (f"p {champion}" in verdict or f"p = {champion}" in verdict), \
         (champion, verdict)
+
+
+def test_the_promote_verdict_states_the_brier_difference_not_the_decision_again(census) -> None:
+    from core.compare import compare_models
+
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0.05, 0.95, 4000)
+    y = (rng.uniform(size=p.size) < p).astype(int)
+    worse = np.clip(p + 0.15 * (p > 0.5), 0.01, 0.99)  # B overconfident on half the rows
+    comparison = compare_models(y, {"A": p, "B": worse}, criteria=("brier",))
+    verdict = audit_verdicts(census[1], None, comparison)[4]
+    assert verdict.status == "fail" and verdict.answer.startswith("Do not promote")
+    assert verdict.number.startswith("Brier score B − A = +") and "p " in verdict.number
+    assert "promote" not in verdict.number.lower()

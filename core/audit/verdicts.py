@@ -52,7 +52,8 @@ class Verdict:
     answer : str
         The answer in one sentence.
     number : str
-        The one number behind it: the primary test's p-value or the rule's outcome.
+        The one number behind it: the primary test's p-value, the recommended method, or
+        the paired Brier-score difference of a comparison.
     error_rate : str
         What the primary test's error rate is and where it is measured.
     evidence : tuple of str
@@ -232,7 +233,18 @@ def promote_verdict(comparison) -> Verdict:
     decision = decide(comparison)
     status = {PROMOTE: "pass", DO_NOT_PROMOTE: "fail"}.get(decision.decision, "inconclusive")
     return Verdict("promote", question, status, decision.headline,
-                   decision.decision, DECISION_RULE, tuple(decision.reasons), "Compare models")
+                   _brier_difference(comparison.table), DECISION_RULE,
+                   tuple(decision.reasons), "Compare models")
+
+
+def _brier_difference(table: pd.DataFrame) -> str:
+    """The comparison's one number: the paired Brier-score difference and its p-value (the
+    decision itself is the verdict's answer, not repeated here)."""
+    rows = table[table["criterion"] == "brier"]
+    if not len(rows):
+        return "—"
+    row = rows.iloc[0]
+    return f"Brier score B − A = {row['difference']:+.3g} ({p_text(row['p_value'])})"
 
 
 def audit_verdicts(result: AuditResult, recalibration: pd.DataFrame | None = None,
