@@ -13,7 +13,9 @@ GAP_COLOR = "#c0392b"
 
 # --------------------------------------------------------------------------- local calibration
 
-GROUP_COLORS = ("#1f5f8b", "#d1495b", "#edae49", "#00798c", "#6a4c93", "#66a182", "#8d6a9f",
+#: Groups and ensemble members, in order: the first five are distinct hues (blue, red,
+#: yellow, green, purple), so the common case of up to five never shows two near-twins.
+GROUP_COLORS = ("#1f5f8b", "#d1495b", "#edae49", "#3f9142", "#6a4c93", "#00798c", "#8d6a9f",
                 "#2e4057")
 
 
