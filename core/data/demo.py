@@ -147,7 +147,7 @@ DEMOS: dict[str, DemoSpec] = {
     ),
     "itrustworthy": DemoSpec(
         key="itrustworthy",
-        title="I-trustworthy simulation (model blind to x5)",
+        title="I-trustworthy simulation (five features)",
         description=(
             "2,000 simulated rows with five independent numeric features x1…x5, a 0/1 "
             "outcome y and one model's predicted probability p, generated with a fixed seed "
@@ -169,7 +169,7 @@ DEMOS: dict[str, DemoSpec] = {
     ),
     "multiclass": DemoSpec(
         key="multiclass",
-        title="Land cover, five classes (overconfident model)",
+        title="Land cover, five classes",
         description=(
             "6,000 synthetic map pixels from four sites (alpine, coastal, delta, plains), "
             "each labelled water, forest, grassland, cropland or urban, with six "
@@ -219,7 +219,7 @@ DEMOS: dict[str, DemoSpec] = {
     ),
     "census-stream": DemoSpec(
         key="census-stream",
-        title="Census-style loans over time (drift for one group)",
+        title="Census-style loans over time (monthly)",
         description=(
             "36,000 synthetic loan applicants decided between January 2025 and December "
             "2026 (decision_date), generated like the census demo by a fixed-seed "
