@@ -15,6 +15,7 @@ from dashboard.access import account_sidebar, gate
 from dashboard.components import dataset_card, model_picker, stored_table_panel
 from dashboard.compute import apply_engine, engine_sidebar, report_fallback
 from dashboard.guard import run_page
+from dashboard.memory_release import start_memory_release
 from dashboard.state import (
     active_audit,
     active_source,
@@ -30,7 +31,7 @@ st.set_page_config(
     page_icon=str(HERE / "assets" / "logo.png"),
     layout="wide",
 )
-
+start_memory_release()  # freed heap back to the OS every 30 s (docs/studies/serve-load.md)
 
 
 def pages(overview_first: bool) -> list:
