@@ -104,7 +104,7 @@ async def session(browser, url: str, table: Path, index: int, timings: dict,
     await page.get_by_role("heading", name="By group").wait_for()
     marks["reliability"] = time.perf_counter() - start
     await page.get_by_role("link", name="Trust test").first.click()
-    await page.get_by_text(re.compile(r"at α = .*\(p = \d")).first.wait_for()
+    await page.get_by_text(re.compile(r"at α = .*\(p [=≤<] \d")).first.wait_for()
     marks["trust"] = time.perf_counter() - start
     await page.get_by_role("link", name="Export").first.click()
     run = page.get_by_role("button", name="Run the audit")
