@@ -219,6 +219,8 @@ def test_time_column_problems_are_sentences():
         period_labels(parse_times(pd.Series(["a", "b"]), "when"), "month")
     with pytest.raises(DataError, match="true/false"):
         parse_times(pd.Series([True, False]), "when")
+    with pytest.raises(DataError, match=r"1 row \(row 2\) name no week of their year"):
+        parse_times(pd.Series(["2026-W41", "2026-W54"]), "when")
 
 
 def test_time_role_in_a_table_is_checked_and_kept_by_subset():

@@ -229,7 +229,13 @@ def read_times(series: pd.Series, column: str, form: TimeForm,
                           series.to_numpy(dtype=float))
     text = series.astype(str).str.strip().reset_index(drop=True)
     if form.form == "iso-week":
-        return _dates(pd.to_datetime(text + "-1", format="%G-W%V-%u"), column)
+        weeks = pd.to_datetime(text + "-1", format="%G-W%V-%u", errors="coerce")
+        if weeks.isna().any():
+            bad = weeks.isna().to_numpy()
+            raise DataError(f"Time column '{column}' holds ISO weeks, but {describe_rows(bad)} "
+                            f"name no week of their year (for example '{text[bad].iloc[0]}'); "
+                            "weeks run from W01 to W52 or W53.")
+        return _dates(weeks, column)
     if form.form == "quarter":
         return _dates(pd.Series(pd.PeriodIndex(text.str.replace("-", ""), freq="Q")
                                 .start_time), column)

@@ -17,6 +17,8 @@ This is the public face (``from core import monitor``); one concept per module:
 * :mod:`core.monitor.periods` — per-period ECE, Brier and mean gap with intervals, per group;
 * :mod:`core.monitor.monitoring` — :func:`monitor_audit`: all of it for an audited table
   with a time column, and the one-sentence verdict;
+* :mod:`core.monitor.streamed` — :func:`monitor_stream`: the same for a Parquet file or
+  folder read batch by batch within a memory budget;
 * :mod:`core.monitor.simulate` — simulated streams with a planted drift (the studies).
 
 The guarantee: with rows in the order their outcomes were observed and every forecast
@@ -40,6 +42,7 @@ from core.monitor.sequences import (
     gap_confidence_sequence,
 )
 from core.monitor.simulate import drifting_stream
+from core.monitor.streamed import monitor_stream
 
 __all__ = [
     "GUARANTEE",
@@ -57,5 +60,6 @@ __all__ = [
     "gap_confidence_sequence",
     "group_eprocesses",
     "monitor_audit",
+    "monitor_stream",
     "period_table",
 ]

@@ -16,7 +16,7 @@ numbers of one pass bit for bit.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -172,13 +172,16 @@ class SeriesState:
         self.brier_wealth = MixtureWealth(bet_grid(two_sided=False)) if challenger else None
         self.brier_tracked = _Tracked(1.0 / alpha, ()) if challenger else None
         self.brier_kept: list[tuple[np.ndarray, ...]] = []
+        self.extras: dict[str, list[np.ndarray]] = {}
 
     def update(self, p: np.ndarray, labels: np.ndarray, codes: dict[str, np.ndarray],
-               challenger: np.ndarray | None = None, ends: np.ndarray | None = None) -> None:
+               challenger: np.ndarray | None = None, ends: np.ndarray | None = None,
+               extras: dict[str, np.ndarray] | None = None) -> None:
         """Read the next batch of rows: forecasts ``p``, outcomes ``labels``, each group
-        attribute's level codes, the challenger's forecasts, and ``ends`` (indices in the
-        batch) of rows to keep besides the shown and alarm rows — a period's last row, or a
-        row that may be one."""
+        attribute's level codes, the challenger's forecasts, ``ends`` (indices in the batch)
+        of rows to keep besides the shown and alarm rows — a period's last row, or a row that
+        may be one — and ``extras``, other per-row arrays to keep at the same rows (the
+        rows' periods and times)."""
         n, start = p.shape[0], self.start
         if n == 0:
             return
@@ -201,6 +204,8 @@ class SeriesState:
             self.brier_tracked.update(brier_log, start)
         at = self._kept(n, ends)
         self.rows.append(start + at)
+        for name, values in (extras or {}).items():
+            self.extras.setdefault(name, []).append(values[at])
         self.overall.keep(log_e, parts, at)
         for attribute, levels in logs.items():
             for k, values in levels.items():
@@ -257,7 +262,9 @@ class SeriesState:
             comparison = BrierComparison(
                 sequence, np.concatenate(tracked.kept)[select], tracked.alarm, self.alpha,
                 None if self.full else np.concatenate(tracked.peaks)[select])
-        return MonitorSeries(None if self.full else rows, eprocess, groups, gap, comparison)
+        extras = {name: np.concatenate(values)[select] for name, values in self.extras.items()}
+        return MonitorSeries(None if self.full else rows, eprocess, groups, gap, comparison,
+                             extras)
 
 
 def _joined(kept: list[tuple[np.ndarray, ...]], select) -> list[np.ndarray]:
@@ -281,6 +288,8 @@ class MonitorSeries:
         Of the running calibration gap.
     comparison : BrierComparison or None
         Champion against challenger.
+    extras : dict of str to numpy.ndarray
+        The other per-row arrays given to :meth:`SeriesState.update`, at the same rows.
     """
 
     rows: np.ndarray | None
@@ -288,3 +297,4 @@ class MonitorSeries:
     groups: dict[str, GroupEProcesses]
     gap_sequence: ConfidenceSequence
     comparison: BrierComparison | None
+    extras: dict[str, np.ndarray] = field(default_factory=dict)

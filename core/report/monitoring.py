@@ -86,6 +86,7 @@ def monitor_document(result: MonitorResult, dataset: str) -> dict:
         "version": core.__version__,
         "dataset": dataset, "model": result.model, "rows": result.n,
         "time_column": result.time_column, "rows_reordered_by_time": result.sorted_rows,
+        "read": list(result.notes),
         "settings": result.settings,
         "verdict": result.verdict, "guarantee": GUARANTEE,
         "alarm": None if alarm is None else {"who": alarm[0], "row": alarm[1] + 1,
@@ -128,6 +129,8 @@ def monitor_html(result: MonitorResult, dataset: str) -> str:
              ("period", str(settings.period)), ("alpha", settings.alpha),
              ("e-process", settings.method), ("challenger", settings.challenger or "—"),
              ("rows put in time order", result.sorted_rows)]
+    if result.notes:
+        pairs.append(("how the table was read", " ".join(result.notes)))
     shown = result.table.drop(columns=["p_value"])
     body = (f"<h1>Calibration over time: {escape(dataset)}</h1>"
             f"<p class=\"meta\">Calibration Atlas {escape(core.__version__)} · "
