@@ -134,7 +134,8 @@ def detection(options: argparse.Namespace) -> None:
             d = np.array(delays[name])
             within = np.mean((d >= 0) & (d <= window))
             median = np.median(d[d >= 0]) if np.any(d >= 0) else np.inf
-            print(f"| {label} | {name} | {cell(within, reps)} | {median:,.0f} | "
+            shown = f"{median:,.0f}" if np.isfinite(median) else "∞"
+            print(f"| {label} | {name} | {cell(within, reps)} | {shown} | "
                   f"{np.mean(np.isinf(d)):.3f} | {np.mean(d < 0):.3f} |")
 
 

@@ -57,7 +57,7 @@ class MonitorSettings:
     n_bins : int
         Bins of the binned e-process.
     n_resamples : int
-        Bootstrap resamples of the per-period intervals.
+        Poisson bootstrap resamples of the per-period ECE and Brier intervals.
     skce_resamples : int
         Resamples of the per-period SKCE test (0: not run).
     klce_resamples : int

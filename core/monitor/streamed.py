@@ -65,7 +65,15 @@ from core.data.time_column import (
     time_form,
 )
 from core.kernels import engine
-from core.kernels.memory import MemoryPlan, batch_plan, default_budget, fits_in_memory
+from core.kernels.memory import (
+    GIB,
+    MAX_BATCH_ROWS,
+    MemoryPlan,
+    default_budget,
+    fits_in_memory,
+    row_bytes,
+)
+from core.kernels.rff import CHUNK_ROWS
 from core.monitor.monitoring import (
     MonitorResult,
     MonitorSettings,
@@ -78,6 +86,11 @@ from core.monitor.series import SeriesState, group_plans
 Progress = Callable[[float, str], None]
 #: Equal-width bins of the per-period ECE (:func:`core.monitor.periods.period_table`).
 ECE_BINS = 15
+#: The monitor's memory besides its batches: the interpreter and its libraries (238 MiB
+#: measured after the imports), the series kept for the report, the period table and the
+#: report's figures (the whole process peaked at 522 MiB on 10⁶ rows and 552 MiB on 10⁷ in
+#: batches of 57,344 rows: ``docs/studies/monitoring.md``).
+BASE_BYTES = 400 * 2**20
 #: Bytes a row of the current period takes while the kernel tests need its rows: its forecast,
 #: outcome and features, held, joined and copied into the tests' inputs (``3 · 8 · (2 + d)``).
 HELD_ROW_BYTES = 24
@@ -309,27 +322,39 @@ class MonitorFold:
 
 def memory_plan(settings: MonitorSettings, budget: int, held_rows: int,
                 n_features: int) -> MemoryPlan:
-    """The batches of a streamed monitor within ``budget`` bytes: the streamed audit's plan
-    (:func:`core.kernels.memory.batch_plan`: a row's Poisson weights and bins, the process)
-    with the current period's rows set aside when the kernel tests hold them.
+    """The batches of a streamed monitor within ``budget`` bytes: the streamed audit's model
+    of a batch's row (:func:`core.kernels.memory.row_bytes`: its Poisson weights, its bins,
+    its decoded columns), :func:`core.kernels.engine.in_flight` batches at a time, besides
+    :data:`BASE_BYTES` and — when the kernel tests hold them — the largest period's rows; the
+    largest batch (a multiple of :data:`core.kernels.rff.CHUNK_ROWS`, at most
+    :data:`core.kernels.memory.MAX_BATCH_ROWS`) within the budget, as
+    :func:`core.kernels.memory.batch_plan` chooses an audit's.
 
     Raises
     ------
     ValueError
-        With a sentence, when the budget holds not even one small batch.
+        With a sentence naming the budget needed, when even the smallest batches would not
+        fit.
     """
     workers = max(1, engine.default_workers())
+    in_flight = engine.in_flight(workers)
+    per_row = row_bytes(settings.n_resamples, max(ECE_BINS, settings.n_bins))
     held = held_rows * HELD_ROW_BYTES * (2 + n_features)
-    try:
-        return batch_plan(budget - held, workers, engine.in_flight(workers),
-                          settings.n_resamples, max(ECE_BINS, settings.n_bins), 0, 0)
-    except ValueError as error:
-        if not held:
-            raise
+    rows = (budget - BASE_BYTES - held) // (in_flight * per_row) // CHUNK_ROWS * CHUNK_ROWS
+    rows = min(MAX_BATCH_ROWS, rows)
+    if rows < CHUNK_ROWS:
+        needed = BASE_BYTES + held + in_flight * CHUNK_ROWS * per_row
+        kernel = (f", the largest period's {held_rows:,} rows for the per-period kernel tests "
+                  f"({held / GIB:.2f} GB)" if held else "")
         raise ValueError(
-            f"{error} The per-period kernel tests also hold the largest period's "
-            f"{held_rows:,} rows (about {held / 2**30:.2f} GB): choose a shorter period, or "
-            "run the tests on a sample.") from None
+            f"A memory budget of {budget / GIB:.2f} GB is below what monitoring this table "
+            f"batch by batch needs: about {needed / GIB:.2f} GB ({BASE_BYTES / GIB:.2f} GB for "
+            f"the process{kernel}, and {in_flight} batches of {CHUNK_ROWS:,} rows at "
+            f"{per_row / 1e3:.1f} kB a row with {settings.n_resamples} bootstrap resamples). "
+            f"Give --memory {needed / GIB + 0.05:.1f} or more, or fewer --resamples"
+            + (", or a shorter period." if held else "."))
+    return MemoryPlan(int(budget), int(rows), int(in_flight), int(per_row),
+                      int(BASE_BYTES + held + in_flight * rows * per_row))
 
 
 def monitor_stream(source: TableSource, mapping: ColumnMapping,
