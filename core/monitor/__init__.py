@@ -19,6 +19,8 @@ This is the public face (``from core import monitor``); one concept per module:
   with a time column, and the one-sentence verdict;
 * :mod:`core.monitor.streamed` — :func:`monitor_stream`: the same for a Parquet file or
   folder read batch by batch within a memory budget;
+* :mod:`core.monitor.stream_plan` — its scan pass (time order, the time column's form, the
+  monitored levels) and its batches' memory plan;
 * :mod:`core.monitor.simulate` — simulated streams with a planted drift (the studies).
 
 The guarantee: with rows in the order their outcomes were observed and every forecast

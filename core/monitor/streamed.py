@@ -4,16 +4,16 @@ for a Parquet file or folder of any size, in a bounded memory.
 
 The table is read as the streamed audit reads it — a
 :class:`~core.data.stream_sources.TableSource` cut into batches of the rows the memory
-budget allows (:func:`core.kernels.memory.batch_plan`), read in row order on this machine's
-threads (:func:`core.kernels.engine.map_partitions`), each batch validated and decoded with
+budget allows (:func:`core.monitor.stream_plan.memory_plan`, the audit's model of a batch's
+row), read in row order on this machine's threads
+(:func:`core.kernels.engine.map_partitions`), each batch validated and decoded with
 :class:`~core.data.audit_data.AuditData`'s checks (:mod:`core.data.stream_schema`,
 :mod:`core.data.stream_decoding`) — in two passes:
 
-1. **scan** — the label values and the group levels with their rows (which levels are
-   monitored), how the time column reads (:func:`core.data.time_column.time_form`: dates,
-   numbers or labels, decided over the whole column), whether the rows are in time order,
-   and the rows of every period (again, in the rare table whose batches read differently
-   from the whole column);
+1. **scan** (:mod:`core.monitor.stream_plan`) — the label values and the group levels with
+   their rows (which levels are monitored), how the time column reads
+   (:func:`core.data.time_column.time_form`: dates, numbers or labels, decided over the
+   whole column), whether the rows are in time order, and the rows of every period;
 2. **monitor** — every batch's periods labelled and its rows folded, in order, into the
    carried state of every e-process and confidence sequence
    (:class:`~core.monitor.series.SeriesState`) and of the per-period sums
@@ -47,33 +47,11 @@ from core.data.mapping import ColumnMapping
 from core.data.predictions import model_matrix
 from core.data.problems import DataError, ValidationNote, quote_list, rows_from
 from core.data.stream_decoding import decode, decode_columns, merge_notes
-from core.data.stream_schema import (
-    SchemaPart,
-    StreamSchema,
-    categorical_columns,
-    combine_schema,
-    levels_of,
-    schema_part,
-)
+from core.data.stream_schema import StreamSchema
 from core.data.stream_sources import Partition, TableSource
-from core.data.time_column import (
-    TimeForm,
-    TimeScan,
-    period_labels,
-    read_times,
-    scan_times,
-    time_form,
-)
+from core.data.time_column import TimeForm, period_labels, read_times
 from core.kernels import engine
-from core.kernels.memory import (
-    GIB,
-    MAX_BATCH_ROWS,
-    MemoryPlan,
-    default_budget,
-    fits_in_memory,
-    row_bytes,
-)
-from core.kernels.rff import CHUNK_ROWS
+from core.kernels.memory import default_budget, fits_in_memory
 from core.monitor.monitoring import (
     MonitorResult,
     MonitorSettings,
@@ -82,159 +60,9 @@ from core.monitor.monitoring import (
 )
 from core.monitor.periods import CellSettings, PeriodTable
 from core.monitor.series import SeriesState, group_plans
+from core.monitor.stream_plan import ECE_BINS, Scan, memory_plan, scan_table
 
 Progress = Callable[[float, str], None]
-#: Equal-width bins of the per-period ECE (:func:`core.monitor.periods.period_table`).
-ECE_BINS = 15
-#: The monitor's memory besides its batches: the interpreter and its libraries (238 MiB
-#: measured after the imports), the series kept for the report, the period table and the
-#: report's figures (the whole process peaked at 522 MiB on 10⁶ rows and 552 MiB on 10⁷ in
-#: batches of 57,344 rows: ``docs/studies/monitoring.md``).
-BASE_BYTES = 400 * 2**20
-#: Bytes a row of the current period takes while the kernel tests need its rows: its forecast,
-#: outcome and features, held, joined and copied into the tests' inputs (``3 · 8 · (2 + d)``).
-HELD_ROW_BYTES = 24
-
-
-@dataclass(frozen=True)
-class ScanPart:
-    """What one batch tells of the whole table (:class:`ScanTask`)."""
-
-    start: int
-    rows: int
-    schema: SchemaPart | None
-    levels: dict[str, dict[str, int]]
-    scan: TimeScan
-    form: TimeForm | None  # how this batch's time was read for the facts below
-    first: object = None  # the first and last row's time (a number, or a label's text)
-    last: object = None
-    unsorted: int | None = None  # the first row (of the table) earlier than the one before
-    periods: tuple[tuple[str, int], ...] = ()  # each period's rows, in order
-    problem: DataError | None = None
-
-
-@dataclass(frozen=True)
-class ScanTask:
-    """The scan pass (module doc); ``form`` given: the time read that way (a second scan)."""
-
-    mapping: ColumnMapping
-    categorical: tuple[str, ...]
-    period: str | int
-    form: TimeForm | None = None
-    count: bool = False
-
-    def __call__(self, partition: Partition, frame: pd.DataFrame) -> list[ScanPart]:
-        mapping, start = self.mapping, partition.start
-        schema = None if self.form is not None else schema_part(frame, mapping,
-                                                                self.categorical, start)
-        levels = {}
-        for group in mapping.groups if self.form is None else ():
-            codes, names = levels_of(frame[group])
-            counts = np.bincount(codes, minlength=len(names))
-            levels[group] = {str(names[k]): int(counts[k]) for k in np.flatnonzero(counts)}
-        series = frame[mapping.time]
-        with rows_from(start):
-            scan = scan_times(series, mapping.time, count=self.count)
-            form = self.form
-            try:
-                form = form or time_form([scan], mapping.time)
-                return [ScanPart(start, len(frame), schema, levels, scan, form,
-                                 **order_facts(series, mapping.time, form, self.period, start))]
-            except DataError as error:
-                if self.form is not None:
-                    raise
-                return [ScanPart(start, len(frame), schema, levels, scan, None,
-                                 problem=error)]
-
-
-def order_facts(series: pd.Series, column: str, form: TimeForm, period: str | int,
-                start: int) -> dict:
-    """A batch's first and last time, its first row out of order and its periods' rows."""
-    times = read_times(series, column, form)
-    keys = times.values.to_numpy(dtype=str) if form.form == "labels" else times.sort_key
-    facts: dict = {}
-    if keys.shape[0]:
-        facts.update(first=keys[0], last=keys[-1])
-        down = np.flatnonzero(keys[1:] < keys[:-1])
-        facts["unsorted"] = int(start + down[0] + 1) if down.size else None
-    if isinstance(period, str) and keys.shape[0]:
-        labels = period_labels(times, period)
-        cuts = np.flatnonzero(labels[1:] != labels[:-1]) + 1
-        bounds = np.concatenate([[0], cuts, [labels.shape[0]]])
-        facts["periods"] = tuple((str(labels[a]), int(b - a))
-                                 for a, b in zip(bounds[:-1], bounds[1:], strict=True))
-    return facts
-
-
-def join(a: list, b: list) -> list:
-    """The batches' scans side by side, in order."""
-    return a + b
-
-
-@dataclass(frozen=True)
-class Scan:
-    """The table as the scan found it: its schema, how its time reads, its monitored group
-    levels, the rows of its largest period, and the first row out of time order (or None)."""
-
-    schema: StreamSchema
-    form: TimeForm
-    levels: dict[str, tuple[tuple[str, ...], np.ndarray]]
-    largest_period: int
-    unsorted: int | None
-
-
-def scan_table(source: TableSource, mapping: ColumnMapping, period: str | int,
-               run: Callable) -> Scan:
-    """The scan pass (and its second round where needed), combined (module doc)."""
-    first = source.read(source.partitions[0], decode_columns(mapping))
-    categorical = categorical_columns(first, mapping)
-    columns = list(dict.fromkeys([mapping.label, *categorical, mapping.time]))
-    parts = run("Reading the labels, levels and times", ScanTask(mapping, categorical, period),
-                columns, join, 0.0, 0.1)
-    schema = combine_schema([p.schema for p in parts], mapping, categorical, source.name)
-    form = time_form([p.scan for p in parts], mapping.time)
-    if form is None:  # weeks or quarters in some batches only: count every batch's dates
-        counted = run("Reading the times again", ScanTask(mapping, categorical, period,
-                                                          count=True), columns, join, 0.1, 0.15)
-        form = time_form([p.scan for p in counted], mapping.time)
-    if any(p.form != form for p in parts):
-        forced = run("Reading the times as the whole column reads",
-                     ScanTask(mapping, categorical, period, form), [mapping.time], join,
-                     0.15, 0.2)
-        parts = [dataclasses.replace(forced[k], schema=p.schema, levels=p.levels)
-                 for k, p in enumerate(parts)]
-    for part in parts:
-        if part.problem is not None:
-            raise part.problem
-    levels = {}
-    for group in mapping.groups:
-        names = schema.levels[group]
-        counts = np.array([sum(p.levels[group].get(name, 0) for p in parts) for name in names])
-        levels[group] = (names, counts)
-    unsorted, previous = None, None
-    for part in parts:
-        if previous is not None and part.first < previous.last:
-            unsorted = part.start
-        unsorted = part.unsorted if unsorted is None else unsorted
-        if unsorted is not None:
-            break
-        previous = part
-    return Scan(schema, form, levels, _largest_period(parts, period, schema.n), unsorted)
-
-
-def _largest_period(parts: list[ScanPart], period: str | int, n: int) -> int:
-    """The rows of the largest period (runs of one label across batches joined)."""
-    if not isinstance(period, str):
-        return min(int(period), n)
-    largest, label, rows = 0, None, 0
-    for part in parts:
-        for name, count in part.periods:
-            rows = rows + count if name == label else count
-            label = name
-            largest = max(largest, rows)
-    return largest
-
-
 @dataclass(frozen=True)
 class MonitorBatch:
     """One batch decoded for monitoring (:class:`MonitorTask`)."""
@@ -318,43 +146,6 @@ class MonitorFold:
         self.table.add(batch.start, batch.p, batch.y, periods, groups, batch.X, ended)
         self.current = str(periods[-1])
         self.notes += batch.notes
-
-
-def memory_plan(settings: MonitorSettings, budget: int, held_rows: int,
-                n_features: int) -> MemoryPlan:
-    """The batches of a streamed monitor within ``budget`` bytes: the streamed audit's model
-    of a batch's row (:func:`core.kernels.memory.row_bytes`: its Poisson weights, its bins,
-    its decoded columns), :func:`core.kernels.engine.in_flight` batches at a time, besides
-    :data:`BASE_BYTES` and — when the kernel tests hold them — the largest period's rows; the
-    largest batch (a multiple of :data:`core.kernels.rff.CHUNK_ROWS`, at most
-    :data:`core.kernels.memory.MAX_BATCH_ROWS`) within the budget, as
-    :func:`core.kernels.memory.batch_plan` chooses an audit's.
-
-    Raises
-    ------
-    ValueError
-        With a sentence naming the budget needed, when even the smallest batches would not
-        fit.
-    """
-    workers = max(1, engine.default_workers())
-    in_flight = engine.in_flight(workers)
-    per_row = row_bytes(settings.n_resamples, max(ECE_BINS, settings.n_bins))
-    held = held_rows * HELD_ROW_BYTES * (2 + n_features)
-    rows = (budget - BASE_BYTES - held) // (in_flight * per_row) // CHUNK_ROWS * CHUNK_ROWS
-    rows = min(MAX_BATCH_ROWS, rows)
-    if rows < CHUNK_ROWS:
-        needed = BASE_BYTES + held + in_flight * CHUNK_ROWS * per_row
-        kernel = (f", the largest period's {held_rows:,} rows for the per-period kernel tests "
-                  f"({held / GIB:.2f} GB)" if held else "")
-        raise ValueError(
-            f"A memory budget of {budget / GIB:.2f} GB is below what monitoring this table "
-            f"batch by batch needs: about {needed / GIB:.2f} GB ({BASE_BYTES / GIB:.2f} GB for "
-            f"the process{kernel}, and {in_flight} batches of {CHUNK_ROWS:,} rows at "
-            f"{per_row / 1e3:.1f} kB a row with {settings.n_resamples} bootstrap resamples). "
-            f"Give --memory {needed / GIB + 0.05:.1f} or more, or fewer --resamples"
-            + (", or a shorter period." if held else "."))
-    return MemoryPlan(int(budget), int(rows), int(in_flight), int(per_row),
-                      int(BASE_BYTES + held + in_flight * rows * per_row))
 
 
 def monitor_stream(source: TableSource, mapping: ColumnMapping,
