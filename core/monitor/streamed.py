@@ -63,6 +63,8 @@ from core.monitor.series import SeriesState, group_plans
 from core.monitor.stream_plan import ECE_BINS, Scan, memory_plan, scan_table
 
 Progress = Callable[[float, str], None]
+
+
 @dataclass(frozen=True)
 class MonitorBatch:
     """One batch decoded for monitoring (:class:`MonitorTask`)."""
