@@ -56,8 +56,27 @@ def test_binned_eprocess_is_the_product_over_bins_of_half_held_mixtures():
         literal *= 0.5 + 0.5 * np.mean(arms)
     assert result.e_values[-1] == pytest.approx(literal, rel=1e-10)
     combined = monitor.calibration_eprocess(p, y, n_bins=3)
-    assert combined.e_values[-1] == pytest.approx(
-        0.5 * (literal + monitor.calibration_eprocess(p, y, method="mean-gap").e_values[-1]))
+    others = [monitor.calibration_eprocess(p, y, method=m).e_values[-1]
+              for m in ("mean-gap", "dispersion")]
+    assert combined.e_values[-1] == pytest.approx((literal + sum(others)) / 3)
+
+
+def test_dispersion_eprocess_bets_on_the_scaled_logit_known_before_the_outcome():
+    """``D_t = mean_j ∏ (1 + λ_j (y_s − p_s) h_s)``, ``h_s = clip(logit p_s / (2 σ_{s−1}),
+    −1, 1)``, ``σ²_{s−1} = (1 + Σ_{i<s} logit² p_i) / s`` (rows counted from 1)."""
+    rng = np.random.default_rng(2)
+    p = rng.uniform(0.02, 0.98, 50)
+    y = (rng.random(50) < p).astype(int)
+    result = monitor.calibration_eprocess(p, y, method="dispersion")
+    z = np.log(p / (1 - p))
+    h = [np.clip(z[s] / (2 * np.sqrt((1 + np.sum(z[:s] ** 2)) / (s + 1))), -1, 1)
+         for s in range(50)]
+    for t in (0, 20, 49):
+        literal = np.mean([np.prod([1 + lam * (y[s] - p[s]) * h[s] for s in range(t + 1)])
+                           for lam in bet_grid()])
+        assert result.e_values[t] == pytest.approx(literal, rel=1e-10)
+    assert set(monitor.calibration_eprocess(p, y).components) == {"mean-gap", "binned",
+                                                                  "dispersion"}
 
 
 def test_alarm_is_the_first_row_at_one_over_alpha():
@@ -200,6 +219,8 @@ def test_time_column_problems_are_sentences():
         period_labels(parse_times(pd.Series(["a", "b"]), "when"), "month")
     with pytest.raises(DataError, match="true/false"):
         parse_times(pd.Series([True, False]), "when")
+    with pytest.raises(DataError, match=r"1 row \(row 2\) name no week of their year"):
+        parse_times(pd.Series(["2026-W41", "2026-W54"]), "when")
 
 
 def test_time_role_in_a_table_is_checked_and_kept_by_subset():

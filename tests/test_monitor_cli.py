@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -95,3 +96,28 @@ def test_klce_resamples_adds_each_periods_klce_test(tmp_path, capsys):
     assert tested["settings"]["klce_resamples"] == 20
     assert all(0 < row["klce_p"] <= 1 for row in tested["periods"] if row["group"] == "all")
     assert all(row["klce_p"] is None for row in plain["periods"])
+
+
+def test_a_parquet_file_is_streamed_to_the_results_of_its_csv(demo_files, tmp_path, capsys):
+    """The drifting demo as Parquet (row groups of 5,000 rows, read in batches sized to
+    --memory) and as CSV (read in memory): the same verdict, alarm and per-period table."""
+    drifting, _ = demo_files
+    table = tmp_path / "drifting.parquet"
+    pd.read_csv(drifting).to_parquet(table, index=False, row_group_size=5_000)
+    common = [*OPTIONS[:-1], "5", "--challenger", "p_challenger", "--feature", "age",
+              "--klce-resamples", "20", "--period", "quarter"]
+    assert main(["monitor", str(table), *common, "--memory", "1", "--out",
+                 str(tmp_path / "parquet")]) == 0
+    err = capsys.readouterr().err
+    assert "Read drifting.parquet (1 Parquet file, " in err and "Peak memory" in err
+    assert main(["monitor", str(drifting), *common, "--out", str(tmp_path / "csv")]) == 0
+    streamed, memory = (json.loads((tmp_path / name / "results.json").read_text("utf-8"))
+                        for name in ("parquet", "csv"))
+    assert streamed["read"][0].startswith("Read drifting.parquet") and memory["read"] == []
+    assert streamed["verdict"] == memory["verdict"] and streamed["alarm"] == memory["alarm"]
+    a, b = pd.DataFrame(streamed["periods"]), pd.DataFrame(memory["periods"])
+    assert a[["period", "group", "klce_computation"]].equals(
+        b[["period", "group", "klce_computation"]])
+    numbers = a.select_dtypes("number").columns
+    assert np.allclose(a[numbers], b[numbers], rtol=1e-10, atol=1e-12, equal_nan=True)
+    assert a.loc[a["group"] == "all", "klce_p"].between(0, 1).all()

@@ -64,6 +64,11 @@ def rows_from(offset: int) -> Iterator[None]:
         _ROW_OFFSET.reset(token)
 
 
+def row_offset() -> int:
+    """The table's rows before the current partition (0 outside :func:`rows_from`)."""
+    return _ROW_OFFSET.get()
+
+
 def describe_rows(mask: np.ndarray, limit: int = 5) -> str:
     """``'3 rows (rows 4, 18, 43)'`` for a boolean mask; rows are counted from 1 (from the
     partition's first row of the table inside :func:`rows_from`).

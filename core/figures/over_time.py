@@ -15,9 +15,8 @@ from core.figures.palette import BAND_COLOR, GAP_COLOR, GROUP_COLORS, OBSERVED_C
 from core.figures.style import apply_style
 from core.monitor.monitoring import MonitorResult
 from core.monitor.periods import ALL_ROWS
+from core.monitor.series import shown_rows
 
-#: Points drawn of a per-row series (evenly spaced rows, plus every alarm row).
-MAX_POINTS = 3_000
 #: The metrics :func:`period_metric_figure` draws: column, title, axis label.
 PERIOD_METRICS = {
     "gap": ("Mean gap per period (outcome − forecast)", "mean gap"),
@@ -27,19 +26,12 @@ PERIOD_METRICS = {
 ALARM_COLOR = "#b3261e"
 
 
-def shown_rows(n: int, extra: tuple[int | None, ...] = ()) -> np.ndarray:
-    """At most :data:`MAX_POINTS` evenly spaced row indices, the last row and ``extra`` rows."""
-    rows = np.linspace(0, n - 1, min(n, MAX_POINTS)).astype(np.int64)
-    keep = [r for r in extra if r is not None]
-    return np.unique(np.concatenate([rows, np.asarray(keep, dtype=np.int64)]))
-
-
 def _x(result: MonitorResult, rows: np.ndarray) -> tuple[np.ndarray, str]:
     # a threshold is drawn as a two-point line, not add_hline: on a log axis a shape's y is
     # read as an exponent
     """The x values of ``rows``: their times when the column holds dates, else row numbers."""
     if result.time_labels.size and np.issubdtype(result.time_labels.dtype, np.datetime64):
-        return result.time_labels[rows], result.time_column
+        return result.time_labels[result.positions(rows)], result.time_column
     return rows + 1, "row (in time order)"
 
 
@@ -94,24 +86,25 @@ def eprocess_figure(result: MonitorResult) -> go.Figure:
     """
     process = result.eprocess
     rows = shown_rows(result.n, (process.alarm,))
+    at = result.positions(rows)
     x, x_title = _x(result, rows)
     figure = go.Figure()
     for k, (name, values) in enumerate(process.components.items()):
-        figure.add_scatter(x=x, y=values[rows], mode="lines", name=f"{name} e-process",
+        figure.add_scatter(x=x, y=values[at], mode="lines", name=f"{name} e-process",
                            line=dict(color=GROUP_COLORS[(k + 2) % len(GROUP_COLORS)], width=1,
                                      dash="dot"))
-    figure.add_scatter(x=x, y=process.e_values[rows], mode="lines",
+    figure.add_scatter(x=x, y=process.e_values[at], mode="lines",
                        name=f"e-value ({process.method})",
                        line=dict(color=OBSERVED_COLOR, width=2.5),
-                       customdata=result.periods[rows],
+                       customdata=result.periods[at],
                        hovertemplate="%{customdata}<br>e = %{y:.3g}<extra></extra>")
     figure.add_scatter(x=x[[0, -1]], y=[process.threshold] * 2, mode="lines",
                        name=f"alarm line 1/α = {process.threshold:g}",
                        line=dict(color=ALARM_COLOR, dash="dash", width=1.5))
     if process.alarm is not None:
         ax, _ = _x(result, np.array([process.alarm]))
-        figure.add_scatter(x=ax, y=[process.e_values[process.alarm]], mode="markers",
-                           name=f"alarm ({result.periods[process.alarm]})",
+        figure.add_scatter(x=ax, y=[process.e_values[result.positions(process.alarm)]],
+                           mode="markers", name=f"alarm ({result.period_of(process.alarm)})",
                            marker=dict(color=ALARM_COLOR, size=12, symbol="x"))
     figure.update_layout(title="Calibration e-process, all rows (log scale)",
                          xaxis_title=x_title, yaxis_title="e-value", yaxis_type="log",
@@ -157,11 +150,12 @@ def group_eprocess_figure(result: MonitorResult) -> go.Figure | None:
     figure, cols, rows_n = _small_multiples([g for g, _ in groups])
     alarms = tuple(p.alarm for _, p in groups)
     rows = shown_rows(result.n, alarms)
+    at = result.positions(rows)
     x, x_title = _x(result, rows)
     for k, (name, process) in enumerate(groups):
         r, c = k // cols + 1, k % cols + 1
         color = ALARM_COLOR if process.alarm is not None else OBSERVED_COLOR
-        figure.add_scatter(x=x, y=process.e_values[rows], mode="lines", name=name,
+        figure.add_scatter(x=x, y=process.e_values[at], mode="lines", name=name,
                            line=dict(color=color, width=2), showlegend=False,
                            hovertemplate=name + "<br>e = %{y:.3g}<extra></extra>", row=r, col=c)
         figure.add_scatter(x=x[[0, -1]], y=[process.threshold] * 2, mode="lines",
@@ -232,14 +226,15 @@ def brier_sequence_figure(result: MonitorResult) -> go.Figure | None:
         return None
     sequence = comparison.sequence
     rows = shown_rows(result.n, (comparison.alarm,))
+    at = result.positions(rows)
     x, x_title = _x(result, rows)
     figure = go.Figure()
-    figure.add_scatter(x=x, y=sequence.upper[rows], mode="lines", line=dict(width=0),
+    figure.add_scatter(x=x, y=sequence.upper[at], mode="lines", line=dict(width=0),
                        showlegend=False, hoverinfo="skip")
-    figure.add_scatter(x=x, y=sequence.lower[rows], mode="lines", line=dict(width=0),
+    figure.add_scatter(x=x, y=sequence.lower[at], mode="lines", line=dict(width=0),
                        fill="tonexty", fillcolor=BAND_COLOR,
                        name=f"{1 - sequence.alpha:.0%} confidence sequence", hoverinfo="skip")
-    figure.add_scatter(x=x, y=sequence.estimate[rows], mode="lines",
+    figure.add_scatter(x=x, y=sequence.estimate[at], mode="lines",
                        name="running mean difference", line=dict(color=OBSERVED_COLOR, width=2))
     figure.add_hline(y=0, line=dict(color="#7f8c8d", dash="dash", width=1))
     challenger = result.settings.challenger

@@ -39,13 +39,51 @@ def bet_grid(two_sided: bool = True) -> np.ndarray:
     return np.concatenate([positive, -positive]) if two_sided else positive
 
 
-def log_mixture_wealth(x: np.ndarray, bets: np.ndarray, null_weight: float = 0.0) -> np.ndarray:
-    """``log K_t`` of the mixture martingale after every row, ``t = 1 … n``.
+class MixtureWealth:
+    """A mixture martingale read batch by batch: each arm's ``log ∏_{s ≤ t} (1 + λ_j x_s)``
+    so far is carried to the next batch.
 
     ``K_t = w_0 + (1 − w_0) · mean_j ∏_{s ≤ t} (1 + λ_j x_s)`` with ``w_0 = null_weight`` on
-    the bet λ = 0 (wealth held back, which keeps ``K_t ≥ w_0``). Computed arm by arm in
-    log space (``log1p`` of each factor, a cumulative sum, a running log-sum-exp), so
-    memory is O(n) whatever the grid.
+    the bet λ = 0 (wealth held back, which keeps ``K_t ≥ w_0``). Each arm is computed in log
+    space (``log1p`` of each factor, a cumulative sum that starts from the arm's carried log
+    wealth, a running log-sum-exp over the arms), so memory is O(rows of the batch) whatever
+    the grid, and the rows read in batches give the same numbers, bit for bit, as read at
+    once (the cumulative sum adds the same terms in the same order).
+
+    Parameters
+    ----------
+    bets : numpy.ndarray
+        The grid of constant bets, each in (−1, 1).
+    null_weight : float
+        Mass of the bet 0, in [0, 1).
+    """
+
+    def __init__(self, bets: np.ndarray, null_weight: float = 0.0) -> None:
+        self.bets = np.asarray(bets, dtype=np.float64)
+        self.null_weight = float(null_weight)
+        self.arms = np.zeros(self.bets.shape[0])
+
+    def update(self, x: np.ndarray) -> np.ndarray:
+        """``log K_t`` after each row of the batch ``x`` (increments in [−1, 1], in time
+        order), the arms' wealth carried from the batches before."""
+        total = np.full(x.shape[0], -np.inf)
+        if x.shape[0] == 0:
+            return total
+        for j, bet in enumerate(self.bets):
+            steps = np.log1p(bet * x)
+            steps[0] += self.arms[j]
+            np.cumsum(steps, out=steps)
+            self.arms[j] = steps[-1]
+            np.logaddexp(total, steps, out=total)
+        total += np.log1p(-self.null_weight) - np.log(self.bets.shape[0])
+        if self.null_weight > 0:
+            np.logaddexp(total, np.log(self.null_weight), out=total)
+        return total
+
+
+def log_mixture_wealth(x: np.ndarray, bets: np.ndarray, null_weight: float = 0.0) -> np.ndarray:
+    """``log K_t`` of the mixture martingale after every row, ``t = 1 … n``
+    (:class:`MixtureWealth` read once).
 
     Parameters
     ----------
@@ -61,32 +99,57 @@ def log_mixture_wealth(x: np.ndarray, bets: np.ndarray, null_weight: float = 0.0
     numpy.ndarray
         ``log K_t`` for ``t = 1 … n`` (float64, length n).
     """
-    total = np.full(x.shape[0], -np.inf)
-    for bet in bets:
-        np.logaddexp(total, np.cumsum(np.log1p(bet * x)), out=total)
-    total += np.log1p(-null_weight) - np.log(len(bets))
-    if null_weight > 0:
-        np.logaddexp(total, np.log(null_weight), out=total)
-    return total
+    return MixtureWealth(bets, null_weight).update(x)
 
 
-def log_wealth_by_cell(x: np.ndarray, cells: np.ndarray, n_cells: int, bets: np.ndarray,
-                       null_weight: float = 0.0) -> np.ndarray:
-    """Each cell's mixture martingale, betting only on its own rows, at every row.
+class HeldSeries:
+    """A series that moves on some rows of a stream and is held on the others, carried
+    across batches: a cell's (a bin's, a group's) wealth at every row of the stream.
+
+    Built as ``cumsum`` of the series' steps placed at its own rows (0 elsewhere); the last
+    value on its rows and the running total are carried, so batches give the numbers of one
+    pass, bit for bit."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.total = 0.0
+
+    def spread(self, values: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+        """The series at each of the batch's ``n`` rows, given its ``values`` at the batch's
+        ``rows`` (indices, increasing)."""
+        steps = np.zeros(n)
+        if values.shape[0]:
+            steps[rows] = np.diff(values, prepend=self.last)
+            self.last = float(values[-1])
+        if n:
+            steps[0] += self.total
+            np.cumsum(steps, out=steps)
+            self.total = float(steps[-1])
+        return steps
+
+
+class CellWealth:
+    """Each cell's mixture martingale, betting only on its own rows, at every row of a
+    stream read batch by batch.
 
     ``cells[t]`` (a bin of ``p_t`` or a group) must be known before ``y_t`` is; the wealth of
-    cell k stays constant on the rows of other cells. Returns ``(n_cells, n)`` log-wealth
-    (0 before a cell's first row)."""
-    out = np.zeros((n_cells, x.shape[0]))
-    for cell in range(n_cells):
-        rows = np.flatnonzero(cells == cell)
-        if rows.size == 0:
-            continue
-        wealth = log_mixture_wealth(x[rows], bets, null_weight)
-        steps = np.zeros(x.shape[0])
-        steps[rows] = np.diff(wealth, prepend=0.0)
-        out[cell] = np.cumsum(steps)
-    return out
+    cell k stays constant on the rows of other cells (:class:`HeldSeries`).
+    """
+
+    def __init__(self, n_cells: int, bets: np.ndarray, null_weight: float = 0.0) -> None:
+        self.mixtures = [MixtureWealth(bets, null_weight) for _ in range(n_cells)]
+        self.held = [HeldSeries() for _ in range(n_cells)]
+
+    def update(self, x: np.ndarray, cells: np.ndarray) -> np.ndarray:
+        """``(n_cells, rows)`` log-wealth of each cell after each row of the batch (0 before
+        a cell's first row)."""
+        out = np.zeros((len(self.mixtures), x.shape[0]))
+        for cell, (mixture, held) in enumerate(zip(self.mixtures, self.held, strict=True)):
+            rows = np.flatnonzero(cells == cell)
+            if rows.size == 0 and held.total == 0.0:
+                continue
+            out[cell] = held.spread(mixture.update(x[rows]), rows, x.shape[0])
+        return out
 
 
 def stitching_boundary(v: np.ndarray, alpha: float, scale: float, v_min: float = 10.0,

@@ -1,6 +1,7 @@
 """E-processes for the calibration of a binary forecaster monitored row by row: the mean gap,
-a binned calibration e-process (Arnold, Henzi & Ziegel 2023), their average, and the same
-per group with a family-wise guarantee.
+a binned calibration e-process (Arnold, Henzi & Ziegel 2023), a dispersion e-process that
+bets on the calibration slope (Cox 1958), their average, and the same per group with a
+family-wise guarantee.
 
 **Guarantee.** Rows are in the order their outcomes were observed and each forecast ``p_t``
 was issued before its outcome ``y_t``. Under the null hypothesis that the forecaster is
@@ -14,7 +15,7 @@ stays ≤ α however often the e-value is read — after every row, every month 
 rule decides when to stop. ``F_{t−1}`` may hold anything known before ``y_t``: past rows,
 ``p_t`` itself, the row's group.
 
-**The three e-processes** (each a mixture of betting martingales, :mod:`core.monitor.betting`;
+**The e-processes** (each a mixture of betting martingales, :mod:`core.monitor.betting`;
 ``x_t = y_t − p_t ∈ [−1, 1]``, ``λ_j`` the grid of bets):
 
 * mean gap — ``M_t = mean_j ∏_{s≤t} (1 + λ_j x_s)``: bets that the average gap is not 0
@@ -26,13 +27,32 @@ rule decides when to stop. ``F_{t−1}`` may hold anything known before ``y_t``:
   and it tests ``E[y | p] = p`` bin by bin: an overconfident model (gaps of opposite sign
   in the low and high bins, mean gap 0) is found by it and not by ``M_t``. Half of every
   bin's wealth is held back (the bet 0), so a calibrated bin costs at most a factor 2;
-* combined (the default of :func:`calibration_eprocess`) — ``e_t = (M_t + C_t) / 2``, a
-  test martingale that is at least half the better of the two.
+* dispersion — ``D_t = mean_j ∏_{s≤t} (1 + λ_j x_s h_s)`` with the forecast-dependent
+  weight ``h_s = clip((logit p_s − m) / (2 σ_{s−1}), −1, 1)``, the centre ``m = 0`` and the
+  predictable scale ``σ²_{s−1} = (1 + Σ_{i<s} (logit p_i − m)²) / s`` (the root mean square
+  of the past logits, one pseudo-row of 1 before the first). ``h_s`` is known before
+  ``y_s``, so each factor has conditional mean 1 under H₀ (the construction of Arnold et
+  al. 2023 with the bet ``λ_j h_s(p_s)``), and ``x_s h_s ∈ [−1, 1]``. It bets on the
+  calibration slope: in Cox's (1958) recalibration model ``logit P(y = 1 | p) = a + b
+  logit p`` the score of ``b`` at ``(a, b) = (0, 1)`` is ``Σ (y_s − p_s) logit p_s``, so
+  ``D_t`` grows when the truth is more extreme than the forecasts (``b > 1``, an
+  underconfident model) or less (``b < 1``, overconfident) — a change of the logit's scale,
+  which leaves the mean gap near 0 and which neither ``M_t`` nor a coarse bin finds
+  quickly. The line ``a + b z`` turns about ``z = 0`` in that model, hence ``m = 0``;
+* combined (the default of :func:`calibration_eprocess`) — ``e_t = (M_t + C_t + D_t) / 3``,
+  an average of test martingales on the same rows, hence a test martingale, at least a
+  third of the best of the three.
 
 **Per group** (:func:`group_eprocesses`): group g's e-process bets only on its rows. A group
 alarms when its e-value reaches ``G/α`` (Bonferroni over the ``G`` groups monitored), so
 ``P(any group ever alarms falsely) ≤ Σ_g α/G = α``; the study in
 ``benchmarks/monitor_study.py`` measures this family-wise rate.
+
+**Batches.** :class:`CalibrationState` and :class:`GroupState` carry every component's state
+(each arm's wealth, each bin's and group's held wealth, the dispersion's running scale) from
+one batch of rows to the next, so a table read in batches gets the e-values of one pass, bit
+for bit; :func:`calibration_eprocess` and :func:`group_eprocesses` read their rows as one
+batch.
 """
 
 from __future__ import annotations
@@ -41,21 +61,31 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.special import logit
 
 from core.data.validation import check_choice, check_count, check_fraction, check_probs_labels
 from core.monitor.betting import (
+    CellWealth,
+    HeldSeries,
+    MixtureWealth,
     anytime_p_values,
     bet_grid,
     e_values_of,
     first_crossing,
-    log_mixture_wealth,
-    log_wealth_by_cell,
 )
 
 #: The e-processes of :func:`calibration_eprocess`.
-METHODS = ("combined", "mean-gap", "binned")
+METHODS = ("combined", "mean-gap", "binned", "dispersion")
+#: The components each method averages.
+COMPONENTS = {"combined": ("mean-gap", "binned", "dispersion"), "mean-gap": ("mean-gap",),
+              "binned": ("binned",), "dispersion": ("dispersion",)}
 #: Bins of the binned e-process: equal-width bins of [0, 1].
 DEFAULT_BINS = 10
+#: Forecasts are clipped to [ε, 1 − ε] before the dispersion's logit (|logit| ≤ 13.8).
+LOGIT_CLIP = 1e-6
+#: The centre ``m`` of the dispersion's weight: the logit about which Cox's recalibration line
+#: ``a + b·logit p`` turns.
+DISPERSION_CENTRE = 0.0
 
 
 @dataclass(frozen=True)
@@ -65,7 +95,9 @@ class CalibrationEProcess:
     Attributes
     ----------
     e_values : numpy.ndarray
-        ``e_t`` after each row ``t = 1 … n`` (index ``t − 1``).
+        ``e_t`` after each row ``t = 1 … n`` (index ``t − 1``); in a
+        :class:`~core.monitor.monitoring.MonitorResult` of a streamed table, at its kept
+        ``rows`` only.
     alarm : int or None
         The first row index (0-based) where ``e_t ≥ threshold``, or None.
     alpha : float
@@ -75,7 +107,11 @@ class CalibrationEProcess:
     method : str
         Which e-process (:data:`METHODS`).
     components : dict of str to numpy.ndarray
-        The e-processes averaged into ``e_values`` (``mean-gap``, ``binned``).
+        The e-processes averaged into ``e_values`` (``mean-gap``, ``binned``,
+        ``dispersion``), at the same rows.
+    peaks : numpy.ndarray or None
+        ``max_{s≤t} e_s`` at the rows of ``e_values`` when they are not every row (a
+        streamed table); None: every row, the peaks follow from ``e_values``.
     """
 
     e_values: np.ndarray
@@ -84,11 +120,14 @@ class CalibrationEProcess:
     threshold: float
     method: str
     components: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    peaks: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def p_values(self) -> np.ndarray:
         """The anytime-valid p-value after each row, ``min(1, 1 / max_{s≤t} e_s)``."""
-        return anytime_p_values(np.log(self.e_values))
+        if self.peaks is None:
+            return anytime_p_values(np.log(self.e_values))
+        return np.minimum(1.0, np.exp(-np.log(self.peaks)))
 
     @property
     def p_value(self) -> float:
@@ -98,7 +137,7 @@ class CalibrationEProcess:
     @property
     def max_e_value(self) -> float:
         """The largest e-value so far."""
-        return float(np.max(self.e_values))
+        return float(np.max(self.e_values) if self.peaks is None else self.peaks[-1])
 
 
 def binary_forecast(probs: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -114,20 +153,58 @@ def binary_forecast(probs: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndar
     return p, labels
 
 
-def _log_eprocess(p: np.ndarray, labels: np.ndarray, method: str, n_bins: int) -> dict:
-    """``log e_t`` of each component of ``method`` (unchecked inputs)."""
-    x = labels - p
-    bets = bet_grid()
-    parts = {}
-    if method in ("combined", "mean-gap"):
-        parts["mean-gap"] = log_mixture_wealth(x, bets)
-    if method in ("combined", "binned"):
-        bins = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
-        parts["binned"] = log_wealth_by_cell(x, bins, n_bins, bets, null_weight=0.5).sum(axis=0)
-    return parts
+class DispersionWealth:
+    """The dispersion e-process (module docstring) read batch by batch: its mixture's arms
+    and the running sum of squared centred logits are carried."""
+
+    def __init__(self) -> None:
+        self.wealth = MixtureWealth(bet_grid())
+        self.squares = 1.0  # one pseudo-row of (logit − m)² = 1 before the first row
+        self.count = 1
+
+    def update(self, p: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """``log D_t`` after each row of the batch."""
+        z = logit(np.clip(p, LOGIT_CLIP, 1.0 - LOGIT_CLIP)) - DISPERSION_CENTRE
+        before = np.cumsum(np.concatenate([[self.squares], z * z]))
+        scale = np.sqrt(before[:-1] / (self.count + np.arange(p.shape[0])))
+        self.squares, self.count = float(before[-1]), self.count + p.shape[0]
+        return self.wealth.update((labels - p) * np.clip(z / (2.0 * scale), -1.0, 1.0))
 
 
-def _combine(parts: dict[str, np.ndarray]) -> np.ndarray:
+class CalibrationState:
+    """The components of one calibration e-process, read batch by batch in time order.
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`METHODS`.
+    n_bins : int
+        Equal-width bins of the binned e-process.
+    """
+
+    def __init__(self, method: str, n_bins: int) -> None:
+        self.n_bins = n_bins
+        names = COMPONENTS[method]
+        self.mean_gap = MixtureWealth(bet_grid()) if "mean-gap" in names else None
+        self.binned = CellWealth(n_bins, bet_grid(), 0.5) if "binned" in names else None
+        self.dispersion = DispersionWealth() if "dispersion" in names else None
+
+    def update(self, p: np.ndarray, labels: np.ndarray) -> dict[str, np.ndarray]:
+        """``log e_t`` of each component after each row of the batch (unchecked inputs)."""
+        x = labels - p
+        parts = {}
+        if self.mean_gap is not None:
+            parts["mean-gap"] = self.mean_gap.update(x)
+        if self.binned is not None:
+            bins = np.minimum((p * self.n_bins).astype(np.int64), self.n_bins - 1)
+            parts["binned"] = self.binned.update(x, bins).sum(axis=0)
+        if self.dispersion is not None:
+            parts["dispersion"] = self.dispersion.update(p, labels)
+        return parts
+
+
+def combine(parts: dict[str, np.ndarray]) -> np.ndarray:
+    """``log`` of the average of the components' e-values."""
     return np.logaddexp.reduce(np.stack(list(parts.values())), axis=0) - np.log(len(parts))
 
 
@@ -145,10 +222,12 @@ def calibration_eprocess(probs: ArrayLike, y: ArrayLike, alpha: float = 0.05,
         ``(n,)`` outcomes 0/1.
     alpha : float
         The level; the alarm line is ``1/alpha``.
-    method : {'combined', 'mean-gap', 'binned'}
+    method : {'combined', 'mean-gap', 'binned', 'dispersion'}
         ``mean-gap``: ``M_t = mean_j ∏_{s≤t}(1 + λ_j (y_s − p_s))``; ``binned``: the product
         over ``n_bins`` bins of ``p`` of each bin's half-held mixture (Arnold et al. 2023);
-        ``combined``: ``(M_t + C_t)/2`` (module docstring).
+        ``dispersion``: ``mean_j ∏_{s≤t}(1 + λ_j (y_s − p_s) h_s)`` with ``h_s`` the clipped,
+        scaled logit of ``p_s`` (the calibration slope, Cox 1958); ``combined``:
+        ``(M_t + C_t + D_t)/3`` (module docstring).
     n_bins : int
         Equal-width bins of the binned e-process.
 
@@ -168,8 +247,8 @@ def calibration_eprocess(probs: ArrayLike, y: ArrayLike, alpha: float = 0.05,
     alpha = check_fraction("alpha", alpha)
     check_choice(method, METHODS, "monitoring method")
     n_bins = check_count("n_bins", n_bins, 1)
-    parts = _log_eprocess(p, labels, method, n_bins)
-    log_e = _combine(parts)
+    parts = CalibrationState(method, n_bins).update(p, labels)
+    log_e = combine(parts)
     return CalibrationEProcess(
         e_values=e_values_of(log_e), alarm=first_crossing(log_e, 1.0 / alpha), alpha=alpha,
         threshold=1.0 / alpha, method=method,
@@ -211,6 +290,39 @@ class GroupEProcesses:
             return None
         row, level = min(alarms)
         return level, row
+
+
+class GroupState:
+    """Per-group calibration e-processes along a stream read batch by batch: group k's
+    :class:`CalibrationState` reads only its rows, and each component is held on the other
+    groups' rows (:class:`~core.monitor.betting.HeldSeries`).
+
+    Parameters
+    ----------
+    codes : sequence of int
+        The group codes monitored.
+    method : str
+        One of :data:`METHODS`.
+    n_bins : int
+        Bins of the binned e-process.
+    """
+
+    def __init__(self, codes, method: str, n_bins: int) -> None:
+        self.states = {int(k): CalibrationState(method, n_bins) for k in codes}
+        self.held = {int(k): {name: HeldSeries() for name in COMPONENTS[method]}
+                     for k in codes}
+
+    def update(self, p: np.ndarray, labels: np.ndarray,
+               codes: np.ndarray) -> dict[int, dict[str, np.ndarray]]:
+        """Each group's components' ``log e_t`` at each row of the batch (``codes``: each
+        row's group code)."""
+        out = {}
+        for k, state in self.states.items():
+            rows = np.flatnonzero(codes == k)
+            parts = state.update(p[rows], labels[rows])
+            out[k] = {name: self.held[k][name].spread(values, rows, p.shape[0])
+                      for name, values in parts.items()}
+        return out
 
 
 def group_eprocesses(probs: ArrayLike, y: ArrayLike, groups: ArrayLike, alpha: float = 0.05,
@@ -258,20 +370,14 @@ def group_eprocesses(probs: ArrayLike, y: ArrayLike, groups: ArrayLike, alpha: f
     counts = np.bincount(codes, minlength=len(levels))
     kept = [k for k in range(len(levels)) if counts[k] >= min_rows]
     threshold = max(len(kept), 1) / alpha
+    carried = GroupState(kept, method, n_bins).update(p, labels, codes)
     processes, rows = {}, {}
     for k in kept:
-        mask = codes == k
-        parts = _log_eprocess(p[mask], labels[mask], method, n_bins)
-        carried = {}
-        for name, values in parts.items():
-            steps = np.zeros(p.shape[0])
-            steps[mask] = np.diff(values, prepend=0.0)
-            carried[name] = np.cumsum(steps)
-        log_e = _combine(carried)
+        log_e = combine(carried[k])
         level = str(levels[k])
         processes[level] = CalibrationEProcess(
             e_values=e_values_of(log_e), alarm=first_crossing(log_e, threshold), alpha=alpha,
             threshold=threshold, method=method,
-            components={name: e_values_of(v) for name, v in carried.items()})
+            components={name: e_values_of(v) for name, v in carried[k].items()})
         rows[level] = int(counts[k])
     return GroupEProcesses(tuple(processes), processes, rows, alpha)

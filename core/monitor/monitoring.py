@@ -27,16 +27,10 @@ from core.monitor.eprocesses import (
     METHODS,
     CalibrationEProcess,
     GroupEProcesses,
-    calibration_eprocess,
-    group_eprocesses,
 )
 from core.monitor.periods import ALL_ROWS, period_table
-from core.monitor.sequences import (
-    BrierComparison,
-    ConfidenceSequence,
-    brier_comparison,
-    gap_confidence_sequence,
-)
+from core.monitor.sequences import BrierComparison, ConfidenceSequence
+from core.monitor.series import MonitorSeries, SeriesState, group_plans
 
 #: What the alarm guarantees and assumes, as the report states it.
 GUARANTEE = (
@@ -63,7 +57,7 @@ class MonitorSettings:
     n_bins : int
         Bins of the binned e-process.
     n_resamples : int
-        Bootstrap resamples of the per-period intervals.
+        Poisson bootstrap resamples of the per-period ECE and Brier intervals.
     skce_resamples : int
         Resamples of the per-period SKCE test (0: not run).
     klce_resamples : int
@@ -112,7 +106,7 @@ class MonitorResult:
     time_column : str
         The table's time column.
     periods : numpy.ndarray
-        The period label of every row.
+        The period label of every row (of every kept row: ``rows``).
     table : pandas.DataFrame
         :func:`core.monitor.periods.period_table`, with the e-value and anytime-valid
         p-value at each period's end (``e_value``, ``p_value``) of its row's group.
@@ -128,6 +122,16 @@ class MonitorResult:
         The audited model's name.
     sorted_rows : bool
         Whether the table had to be put in time order.
+    time_labels : numpy.ndarray
+        The time of every (kept) row.
+    rows : numpy.ndarray or None
+        The rows (0-based, in time order) that ``periods``, ``time_labels`` and every per-row
+        series hold: a streamed table keeps the rows the figures draw, the alarm rows and
+        each period's last row (:mod:`core.monitor.series`); None: every row.
+    n_rows : int or None
+        The table's rows when ``rows`` is not None.
+    notes : tuple of str
+        How the table was read (a streamed table: its batches and memory plan).
     """
 
     settings: MonitorSettings
@@ -141,10 +145,28 @@ class MonitorResult:
     model: str
     sorted_rows: bool = False
     time_labels: np.ndarray = field(default_factory=lambda: np.array([]), repr=False)
+    rows: np.ndarray | None = field(default=None, repr=False)
+    n_rows: int | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
-        return int(self.periods.shape[0])
+        """Rows of the table."""
+        return int(self.periods.shape[0]) if self.n_rows is None else int(self.n_rows)
+
+    def positions(self, rows: np.ndarray | int) -> np.ndarray | int:
+        """Where rows of the table (kept rows: every row, or those of ``rows``) lie in the
+        per-row series."""
+        if self.rows is None:
+            return rows
+        at = np.searchsorted(self.rows, rows)
+        if not np.all(self.rows[np.minimum(at, self.rows.size - 1)] == rows):
+            raise ValueError("A row that this streamed result did not keep was asked for.")
+        return at
+
+    def period_of(self, row: int) -> str:
+        """The period of a kept row."""
+        return str(self.periods[self.positions(row)])
 
     @property
     def first_alarm(self) -> tuple[str, int] | None:
@@ -180,7 +202,7 @@ class MonitorResult:
                     f"α = {self.settings.alpha:g} over {self.n:,} rows (largest overall e-value "
                     f"{self.eprocess.max_e_value:.3g}, alarm line {1 / self.settings.alpha:g}).")
         who, row = alarm
-        label = self.periods[row]
+        label = self.period_of(row)
         position = order.index(label)
         before = (f"No alarm through {order[position - 1]}; alarm" if position else "Alarm")
         return (f"{before} raised in {self.period_name(label)} for {who} (row {row + 1:,} "
@@ -223,50 +245,44 @@ def monitor_audit(audit: AuditData, settings: MonitorSettings | None = None) -> 
     ordered = audit.subset(times.order()) if sorted_rows else audit
     p, y = ordered.positive_probs, ordered.y
     periods = period_labels(ordered.times, settings.period)
-    eprocess = calibration_eprocess(p, y, settings.alpha, settings.method, settings.n_bins)
-    groups = _group_families(ordered, p, y, settings)
+    attributes = {column: np.unique(ordered.groups[column].astype(str).to_numpy(),
+                                    return_inverse=True) for column in ordered.groups.columns}
+    plans = group_plans({column: (names, np.bincount(codes, minlength=len(names)))
+                         for column, (names, codes) in attributes.items()}, settings.alpha,
+                        MIN_GROUP_ROWS)
+    challenger = None
+    if settings.challenger is not None and settings.challenger != ordered.model:
+        challenger = ordered.model_probs[settings.challenger][:, 1]
+    state = SeriesState(ordered.n, settings.alpha, settings.method, settings.n_bins, plans,
+                        challenger is not None, keep_all=True)
+    state.update(p, y, {column: codes for column, (_, codes) in attributes.items()},
+                 challenger)
+    series = state.finish()
     table = period_table(p, y, periods, ordered.groups if ordered.groups.shape[1] else None,
                          n_resamples=settings.n_resamples, seed=settings.seed,
                          skce_resamples=settings.skce_resamples,
                          features=ordered.X if ordered.X.shape[1] else None,
                          klce_resamples=settings.klce_resamples)
-    table = _with_period_evidence(table, periods, eprocess, groups)
-    comparison = None
-    if settings.challenger is not None and settings.challenger != ordered.model:
-        comparison = brier_comparison(p, ordered.model_probs[settings.challenger][:, 1], y,
-                                      settings.alpha)
-    return MonitorResult(settings, times.column, periods, table, eprocess, groups,
-                         gap_confidence_sequence(p, y, settings.alpha), comparison,
-                         ordered.model, sorted_rows, ordered.times.values.to_numpy())
+    return MonitorResult(settings, times.column, periods,
+                         with_period_evidence(table, periods, series), series.eprocess,
+                         series.groups, series.gap_sequence, series.comparison, ordered.model,
+                         sorted_rows, ordered.times.values.to_numpy())
 
 
-def _group_families(audit: AuditData, p: np.ndarray, y: np.ndarray,
-                    settings: MonitorSettings) -> dict[str, GroupEProcesses]:
-    """Per attribute, its levels' e-processes; each attribute gets the share of ``alpha``
-    of its levels, so that every level alarms at ``G/alpha`` with G all levels together."""
-    attributes = {column: audit.groups[column].astype(str).to_numpy()
-                  for column in audit.groups.columns}
-    sizes = {column: int(np.sum(np.unique(values, return_counts=True)[1] >= MIN_GROUP_ROWS))
-             for column, values in attributes.items()}
-    total = sum(sizes.values())
-    return {column: group_eprocesses(p, y, values, settings.alpha * sizes[column] / total,
-                                     settings.method, settings.n_bins, MIN_GROUP_ROWS)
-            for column, values in attributes.items() if sizes[column]}
-
-
-def _with_period_evidence(table: pd.DataFrame, periods: np.ndarray,
-                          eprocess: CalibrationEProcess,
-                          groups: dict[str, GroupEProcesses]) -> pd.DataFrame:
-    """The e-value and anytime-valid p-value at each period's last row, per table row."""
+def with_period_evidence(table: pd.DataFrame, periods: np.ndarray,
+                         series: MonitorSeries) -> pd.DataFrame:
+    """The e-value and anytime-valid p-value at each period's last row, per table row
+    (``periods``: the period of each row the series hold, every period's last row among
+    them)."""
     last = {label: int(np.flatnonzero(periods == label)[-1]) for label in pd.unique(periods)}
-    series = {ALL_ROWS: eprocess}
-    for attribute, family in groups.items():
-        series.update({f"{attribute} = {level}": process
-                       for level, process in family.processes.items()})
-    anytime = {group: process.p_values for group, process in series.items()}
+    processes = {ALL_ROWS: series.eprocess}
+    for attribute, family in series.groups.items():
+        processes.update({f"{attribute} = {level}": process
+                          for level, process in family.processes.items()})
+    anytime = {group: process.p_values for group, process in processes.items()}
     e_values, p_values = [], []
     for period, group in zip(table["period"], table["group"], strict=True):
-        process = series.get(group)
+        process = processes.get(group)
         e_values.append(np.nan if process is None else float(process.e_values[last[period]]))
         p_values.append(np.nan if process is None else float(anytime[group][last[period]]))
     return table.assign(e_value=e_values, p_value=p_values)

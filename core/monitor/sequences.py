@@ -27,7 +27,7 @@ sequence: its width follows the observed variance, not the range.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -71,17 +71,50 @@ class ConfidenceSequence:
         return (self.lower > 0) | (self.upper < 0)
 
 
+class RunningMean:
+    """The empirical-Bernstein confidence sequence of a running conditional mean (module
+    docstring) read batch by batch: the running sum, the last mean and the variance process
+    are carried, so batches give the bounds of one pass, bit for bit.
+
+    Parameters
+    ----------
+    low, high : float
+        The increments' range.
+    alpha : float
+        The chance that the running mean ever leaves the bounds.
+    """
+
+    def __init__(self, low: float, high: float, alpha: float) -> None:
+        self.low, self.high, self.alpha = float(low), float(high), float(alpha)
+        self.count, self.total, self.mean, self.variance = 0, 0.0, 0.0, 0.0
+
+    def update(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(estimate, lower, upper)`` after each row of the batch ``x`` (unchecked)."""
+        n = x.shape[0]
+        if n == 0:
+            return np.empty(0), np.empty(0), np.empty(0)
+        t = np.arange(self.count + 1, self.count + n + 1)
+        sums = np.array(x, dtype=np.float64)
+        sums[0] += self.total
+        np.cumsum(sums, out=sums)
+        mean = sums / t
+        previous = np.concatenate([[self.mean], mean[:-1]])
+        variance = (x - previous) ** 2
+        variance[0] += self.variance
+        np.cumsum(variance, out=variance)
+        radius = stitching_boundary(variance, self.alpha / 2.0, self.high - self.low) / t
+        self.count += n
+        self.total, self.mean, self.variance = float(sums[-1]), float(mean[-1]), \
+            float(variance[-1])
+        return mean, np.maximum(mean - radius, self.low), np.minimum(mean + radius, self.high)
+
+
 def running_mean_sequence(x: np.ndarray, low: float, high: float, alpha: float,
                           quantity: str) -> ConfidenceSequence:
     """The empirical-Bernstein confidence sequence of the running conditional mean of ``x``
     (increments in ``[low, high]``, unchecked; module docstring for the formula)."""
-    t = np.arange(1, x.shape[0] + 1)
-    mean = np.cumsum(x) / t
-    previous = np.concatenate([[0.0], mean[:-1]])
-    variance = np.cumsum((x - previous) ** 2)
-    radius = stitching_boundary(variance, alpha / 2.0, high - low) / t
-    return ConfidenceSequence(mean, np.maximum(mean - radius, low),
-                              np.minimum(mean + radius, high), alpha, quantity)
+    mean, lower, upper = RunningMean(low, high, alpha).update(x)
+    return ConfidenceSequence(mean, lower, upper, alpha, quantity)
 
 
 def gap_confidence_sequence(probs: ArrayLike, y: ArrayLike,
@@ -125,16 +158,22 @@ class BrierComparison:
         First row index where ``e_t ≥ 1/alpha`` (the challenger is shown better), or None.
     alpha : float
         The level.
+    peaks : numpy.ndarray or None
+        ``max_{s≤t} e_s`` at the rows of ``e_values`` when they are not every row (a
+        streamed table, :class:`~core.monitor.monitoring.MonitorResult`); None: every row.
     """
 
     sequence: ConfidenceSequence
     e_values: np.ndarray
     alarm: int | None
     alpha: float
+    peaks: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def p_value(self) -> float:
         """Anytime-valid p-value of "the champion is at least as good" after the last row."""
+        if self.peaks is not None:
+            return float(min(1.0, np.exp(-np.log(self.peaks[-1]))))
         return float(anytime_p_values(np.log(self.e_values))[-1])
 
 

@@ -21,14 +21,11 @@ from core.figures.over_time import (
     group_eprocess_figure,
     group_gap_figure,
     period_metric_figure,
-    shown_rows,
 )
 from core.monitor.monitoring import GUARANTEE, MonitorResult
+from core.monitor.series import FULL_SERIES_ROWS, shown_rows
 from core.report.html import STYLE, key_value_html, pio_plotlyjs, table_html
 from core.report.schema import csv_text, indented_json, jsonable
-
-#: Per-row series longer than this are written at evenly spaced rows (and the alarm rows).
-FULL_SERIES_ROWS = 100_000
 
 
 def _series_rows(result: MonitorResult) -> np.ndarray:
@@ -43,17 +40,18 @@ def series_frame(result: MonitorResult) -> pd.DataFrame:
     """The e-processes and the gap's confidence sequence along the rows (every row up to
     :data:`FULL_SERIES_ROWS`, else evenly spaced rows plus the alarm rows)."""
     rows = _series_rows(result)
-    columns = {"row": rows + 1, "period": result.periods[rows],
-               "e_value": result.eprocess.e_values[rows],
-               "gap_cs_low": result.gap_sequence.lower[rows],
-               "gap_cs_high": result.gap_sequence.upper[rows]}
+    at = result.positions(rows)
+    columns = {"row": rows + 1, "period": result.periods[at],
+               "e_value": result.eprocess.e_values[at],
+               "gap_cs_low": result.gap_sequence.lower[at],
+               "gap_cs_high": result.gap_sequence.upper[at]}
     for attribute, family in result.groups.items():
         for level, process in family.processes.items():
-            columns[f"e_value[{attribute} = {level}]"] = process.e_values[rows]
+            columns[f"e_value[{attribute} = {level}]"] = process.e_values[at]
     if result.comparison is not None:
-        columns["brier_difference_cs_low"] = result.comparison.sequence.lower[rows]
-        columns["brier_difference_cs_high"] = result.comparison.sequence.upper[rows]
-        columns["e_value_challenger_better"] = result.comparison.e_values[rows]
+        columns["brier_difference_cs_low"] = result.comparison.sequence.lower[at]
+        columns["brier_difference_cs_high"] = result.comparison.sequence.upper[at]
+        columns["e_value_challenger_better"] = result.comparison.e_values[at]
     return pd.DataFrame(columns)
 
 
@@ -61,7 +59,7 @@ def _thinned_series(result: MonitorResult) -> dict:
     """The overall e-value at most ~3,000 evenly spaced rows and the alarm row (the full
     series is ``tables/eprocess.csv``)."""
     rows = shown_rows(result.n, (result.eprocess.alarm,))
-    return {"row": rows + 1, "e_value": result.eprocess.e_values[rows]}
+    return {"row": rows + 1, "e_value": result.eprocess.e_values[result.positions(rows)]}
 
 
 def monitor_document(result: MonitorResult, dataset: str) -> dict:
@@ -69,7 +67,7 @@ def monitor_document(result: MonitorResult, dataset: str) -> dict:
     alarm = result.first_alarm
     groups = {attribute: {"threshold": family.threshold, "levels": {
         level: {"rows": family.rows[level], "alarm_row": None if p.alarm is None else p.alarm + 1,
-                "alarm_period": None if p.alarm is None else result.periods[p.alarm],
+                "alarm_period": None if p.alarm is None else result.period_of(p.alarm),
                 "max_e_value": p.max_e_value, "p_value": p.p_value}
         for level, p in family.processes.items()}} for attribute, family in result.groups.items()}
     comparison = None
@@ -88,10 +86,11 @@ def monitor_document(result: MonitorResult, dataset: str) -> dict:
         "version": core.__version__,
         "dataset": dataset, "model": result.model, "rows": result.n,
         "time_column": result.time_column, "rows_reordered_by_time": result.sorted_rows,
+        "read": list(result.notes),
         "settings": result.settings,
         "verdict": result.verdict, "guarantee": GUARANTEE,
         "alarm": None if alarm is None else {"who": alarm[0], "row": alarm[1] + 1,
-                                             "period": result.periods[alarm[1]]},
+                                             "period": result.period_of(alarm[1])},
         "eprocess": {"method": result.eprocess.method, "threshold": result.eprocess.threshold,
                      "alarm_row": None if result.eprocess.alarm is None
                      else result.eprocess.alarm + 1,
@@ -130,6 +129,8 @@ def monitor_html(result: MonitorResult, dataset: str) -> str:
              ("period", str(settings.period)), ("alpha", settings.alpha),
              ("e-process", settings.method), ("challenger", settings.challenger or "—"),
              ("rows put in time order", result.sorted_rows)]
+    if result.notes:
+        pairs.append(("how the table was read", " ".join(result.notes)))
     shown = result.table.drop(columns=["p_value"])
     body = (f"<h1>Calibration over time: {escape(dataset)}</h1>"
             f"<p class=\"meta\">Calibration Atlas {escape(core.__version__)} · "

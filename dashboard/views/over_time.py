@@ -21,8 +21,8 @@ from dashboard.state import active_audit
 
 PERIOD_CHOICES = (*PERIODS[:4], "label", "1000 rows")
 TABLE_COLUMNS = ["period", "group", "rows", "mean_forecast", "observed_rate", "gap", "gap_low",
-                 "gap_high", "ece", "ece_low", "ece_high", "brier", "skce_p", "klce_p", "e_value",
-                 "p_value"]
+                 "gap_high", "ece", "ece_low", "ece_high", "brier", "skce_p", "klce_p",
+                 "klce_computation", "e_value", "p_value"]
 
 st.title("Over time")
 st.caption("A model in production is not a snapshot. Outcomes arrive period after period; the "
@@ -46,13 +46,14 @@ with st.form("over_time_form"):
                           if "month" in choices else 0)
     alpha = c2.select_slider("False-alarm rate α", (0.01, 0.05, 0.1), value=0.05, key="ot_alpha")
     method = c3.selectbox("E-process", METHODS, key="ot_method",
-                          help="combined: the average of the mean-gap e-process and the binned "
-                               "one (10 bins of the forecast)")
+                          help="combined: the average of the mean-gap e-process, the binned one "
+                               "(10 bins of the forecast) and the dispersion one (bets on the "
+                               "calibration slope: a change of the logit's scale)")
     others = [name for name in audit.model_names if name != audit.model]
     challenger = c4.selectbox("Challenger", ["none", *others], key="ot_challenger",
                               index=1 if others else 0)
     d1, d2 = st.columns(2)
-    draws = d1.select_slider("Bootstrap draws of the per-period ECE and Brier intervals",
+    draws = d1.select_slider("Poisson bootstrap draws of the per-period ECE and Brier intervals",
                              (0, 50, 100, 200), value=50, key="ot_draws",
                              help="0: no intervals (fastest); the e-processes need none")
     kernel = d2.select_slider(
@@ -92,4 +93,5 @@ st.dataframe(result.table[TABLE_COLUMNS], hide_index=True, key="ot_table")
 st.caption("skce_p, klce_p: each period's own SKCE and KLCE tests (global, and local over the "
            "audit features), valid for that period read once — reading them every month is "
            "not; the alarm above is the e-process, whose false-alarm rate holds however often "
-           "you look. Empty: not run, or fewer rows than a test needs.")
+           "you look. Empty: not run, or fewer rows than a test needs; klce_computation: exact, "
+           "or random Fourier features where the period is large.")
