@@ -254,10 +254,12 @@ def test_poisson_weights_by_cells_equal_the_binary_search_of_the_cdf() -> None:
     u = u[u < 1.0]
     np.testing.assert_array_equal(resampling._poisson_counts(u),
                                   np.searchsorted(cdf, u, side="right"))
-    W = resampling.row_poisson_weights(10**6, 10**6 + 2000, 50, 3)
-    expected = np.searchsorted(cdf, resampling.row_uniforms(3, "poisson", 10**6, 10**6 + 2000,
-                                                            50), side="right")
-    np.testing.assert_array_equal(W, expected)
+    # row_poisson_weights reads each uniform's cell from the generator's 64-bit word; 10⁶
+    # draws put about 120 uniforms in the cells a CDF value cuts, looked up one by one
+    drawn = resampling.row_uniforms(3, "poisson", 10**6, 10**6 + 20_000, 50)
+    assert resampling._POISSON_MIXED[(drawn * (1 << bits)).astype(np.int64)].sum() > 50
+    W = resampling.row_poisson_weights(10**6, 10**6 + 20_000, 50, 3)
+    np.testing.assert_array_equal(W, np.searchsorted(cdf, drawn, side="right"))
     assert W.dtype == np.float64
 
 

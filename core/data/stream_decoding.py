@@ -89,8 +89,10 @@ def decode(frame: pd.DataFrame, schema: StreamSchema, start: int) -> Chunk:
     return Chunk(start, y, probs, X, groups, split, tuple(notes))
 
 def _codes_of(labels: np.ndarray, lookup: dict[str, int]) -> np.ndarray:
-    values, inverse = np.unique(labels.astype(str), return_inverse=True)
-    return np.array([lookup[v] for v in values], dtype=np.int64)[inverse.ravel()]
+    """Each label string's class (``lookup``), looked up once per distinct label (found by
+    hashing, not by sorting the strings)."""
+    inverse, values = pd.factorize(labels)  # label_strings: str objects
+    return np.array([lookup[v] for v in values], dtype=np.int64)[inverse]
 
 def _codes_in(series: pd.Series, levels: tuple[str, ...]) -> np.ndarray:
     """Each value's index among the table's sorted ``levels``."""

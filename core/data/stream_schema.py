@@ -82,7 +82,7 @@ def schema_part(frame: pd.DataFrame, mapping: ColumnMapping, categorical: Sequen
         if mapping.split:
             values = split_values(frame, mapping.split)
             splits = {s: int(np.count_nonzero(values == s)) for s in SPLITS}
-    return SchemaPart(len(frame), frozenset(np.unique(label_strings(label))), levels, splits,
+    return SchemaPart(len(frame), frozenset(label_strings(label)), levels, splits,
                       tuple(notes))
 
 @dataclass(frozen=True)

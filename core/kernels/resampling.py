@@ -55,6 +55,9 @@ def _poisson_cells(bits: int = 16) -> tuple[np.ndarray, np.ndarray]:
 
 _POISSON_BITS = 16
 _POISSON_COUNTS, _POISSON_MIXED = _poisson_cells(_POISSON_BITS)
+#: The cells' counts as bytes, :data:`_CUT` where a CDF value cuts the cell.
+_CUT = 255
+_POISSON_CODES = np.where(_POISSON_MIXED, _CUT, _POISSON_COUNTS).astype(np.uint8)
 
 
 def bernoulli_residuals(p: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -196,8 +199,30 @@ def row_poisson_weights(start: int, stop: int, n_resamples: int, seed: int) -> n
     for massive data streams"), whose resample b gives row i the weight ``w_ib``. Unlike a
     multinomial resample, the weights of different rows are independent, so a chunk draws
     its own from :func:`row_uniforms` (stream ``"poisson"``) wherever it runs; ``Σ_i w_ib`` is
-    Poisson(n) rather than exactly n."""
-    return _poisson_counts(row_uniforms(seed, "poisson", start, stop, n_resamples))
+    Poisson(n) rather than exactly n.
+
+    The counts are :func:`_poisson_counts` of those uniforms, looked up from the generator's
+    64-bit words: a uniform is ``(word >> 11)·2⁻⁵³`` (numpy's ``Generator.random``), so its
+    cell ``⌊u·2¹⁶⌋`` is the word's top 16 bits, read in place; only the rare uniforms of the
+    cells a CDF value cuts are formed."""
+    words = _row_words(seed, "poisson", start, stop, n_resamples)
+    cells = words.astype("<u8", copy=False).view("<u2")[:, 3::4]  # _POISSON_BITS = 16
+    codes = np.take(_POISSON_CODES, cells)
+    counts = codes.astype(np.float64)
+    if codes.max(initial=0) == _CUT:
+        mixed = codes == _CUT
+        counts[mixed] = _poisson_counts((words[mixed] >> np.uint64(11)) * 2.0**-53)
+    return counts
+
+
+def _row_words(seed: int, stream: str, start: int, stop: int, columns: int) -> np.ndarray:
+    """The 64-bit Philox words behind :func:`row_uniforms`' uniforms (the same counter
+    positions): uniform ``= (word >> 11)·2⁻⁵³``."""
+    blocks = -(-columns // 4)
+    bits = np.random.Philox(key=np.array([seed, STREAMS[stream]], dtype=np.uint64))
+    bits.advance(start * blocks)
+    return bits.random_raw((stop - start) * 4 * blocks).reshape(stop - start, 4 * blocks
+                                                                )[:, :columns]
 
 
 def _poisson_counts(u: np.ndarray) -> np.ndarray:

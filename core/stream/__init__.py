@@ -11,13 +11,12 @@ so the batch boundaries change no number:
 
 1. **schema** — the label values, categorical levels and split counts (which rows each
    partition audits);
-2. **sums** — every sum over rows: per-row scores (accuracy, Brier, log loss) and the class
-   balance, the equal-width bins of the notion's series overall and per group level, the
-   Spiegelhalter sums, the audited features' moments (the kernel tests' standardisation), the
-   first histogram of every exact order statistic (:mod:`core.metrics.order_statistics`; the
-   numeric slice columns' quantile edges among them), the Poisson bootstrap of all of them,
-   the slice columns' tallies (:class:`~core.local.slice_streamed.ColumnTally`) and the rows
-   of the seeded sample;
+2. **sums** — every sum over rows that needs no Poisson bootstrap: the equal-width bins of
+   the notion's series per group level, the Spiegelhalter sums, the audited features'
+   moments (the kernel tests' standardisation), the first histogram of every exact order
+   statistic (:mod:`core.metrics.order_statistics`; the numeric slice columns' quantile edges
+   among them), the slice columns' tallies (:class:`~core.local.slice_streamed.ColumnTally`)
+   and the rows of the seeded sample;
 3. **random features** — the KLCE bandwidth grid, the SKCE consistency test and the SKCE
    value with its Poisson bootstrap, each resample's labels drawn per row from the
    counter-based generator at the row's number among the audited rows, so the sums equal the
@@ -25,8 +24,12 @@ so the batch boundaries change no number:
 4. **equal-mass bins and slices** — once the order statistics are exact (a further pass where
    long tied runs need one): ACE, top-label ACE, the debiased ECE and their bootstrap,
    equal-mass reliability tables, and Hosmer–Lemeshow's equal-size groups, overall and per
-   group level; and every slice's cell sums, from which the findings' family of slices and
-   their exact sums are built as in memory (:mod:`core.local.slice_streamed`).
+   group level; every slice's cell sums, from which the findings' family of slices and
+   their exact sums are built as in memory (:mod:`core.local.slice_streamed`); and the sums
+   over rows with a Poisson bootstrap — per-row scores (accuracy, Brier, log loss), the
+   class balance and the notion's equal-width bins — which need nothing from an earlier
+   pass but the same weights as the equal-mass bins', so each row's weights are drawn once
+   (:func:`~core.stream.row_sums.bootstrap_sums`).
 
 What is not a sum over rows — the smooth ECE, ICI, the calibration slope and Cox's test,
 the CORP decompositions, the cumulative differences and their tests, the SKCE block test,

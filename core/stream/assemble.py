@@ -70,17 +70,18 @@ def assemble(source: TableSource, plan: StreamPlan, sums: dict, kernel: dict, se
     sample = audit_data(sums["sample"], schema, source.name, notes)  # its own fingerprint
     part = sample.split_part(plan.part) if plan.part else sample
     binned = quantiles["binned"]
+    row_sums, notion_binned = quantiles["bootstrap"]  # pass 4's sums with a bootstrap
 
     if settings.strategy == "quantile":
         table_sums, table_binning = binned[series[0], n_bins], binnings[series[0], n_bins]
     else:
-        table_sums, table_binning = sums["notion"][series[0]], uniform_binning(n_bins)
+        table_sums, table_binning = notion_binned[series[0]], uniform_binning(n_bins)
     table = reliability_table_from(table_sums, table_binning, notion, settings.strategy,
                                    settings.interval, class_index=plan.class_index)
-    notion_sums = {"uniform": [sums["notion"][k] for k in plan.metric_series],
+    notion_sums = {"uniform": [notion_binned[k] for k in plan.metric_series],
                    "quantile": [binned[k, n_bins] for k in plan.metric_series]}
     summary = metrics_table_from(
-        sums["rows"], notion_sums,
+        row_sums, notion_sums,
         [binned[class_series(k), n_bins] for k in range(schema.n_classes)],
         binned[TOP, n_bins], notion, n_bins, settings.strategy, method=settings.bootstrap_method)
     progress(0.1, "The seeded sample: smooth and curve metrics…")
@@ -132,7 +133,7 @@ def assemble(source: TableSource, plan: StreamPlan, sums: dict, kernel: dict, se
         lce = dataclasses.replace(lce, computation=lce.computation + sampled)
     info = StreamInfo(source.describe(), schema.n, len(source.partitions),
                       engine.current().describe(), sample.n, sample.fingerprint, EXACT, SAMPLED,
-                      sums["rows"].class_balance(schema.classes))
+                      row_sums.class_balance(schema.classes))
     result_notes = () if features else (
         "No audit features are mapped: the KLCE test uses the prediction kernel only and "
         "there is no LCE landscape.",)

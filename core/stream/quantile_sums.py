@@ -27,6 +27,7 @@ from core.metrics.order_statistics import OrderStatistics, merge_parts
 from core.metrics.streamed import BinnedSums, poisson_weights, quantile_binning, quantile_targets
 from core.stattests.goodness_of_fit import StreamedGroups, group_boundaries
 from core.stream.plan import StreamPlan, vector_values
+from core.stream.row_sums import bootstrap_sums, merge_bootstrap_sums
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,9 @@ def merge_orders(total: dict, part: dict) -> dict:
 
 @dataclass(frozen=True)
 class QuantileTask:
-    """Pass 4: the sums over equal-mass bins and equal-size groups."""
+    """Pass 4: the sums over equal-mass bins and equal-size groups, the slices' cells, and
+    the per-row and equal-width sums with a Poisson bootstrap (:func:`bootstrap_sums`: the
+    same weights as the equal-mass bins', drawn once)."""
 
     plan: StreamPlan
     binnings: dict  # (vector, bins) → Binning
@@ -69,7 +72,8 @@ class QuantileTask:
             sums.add(conf, outcome, binning.ids(conf), None if grouped else weights)
             binned[key, bins] = sums
         hl = {key: groups.part(*vector_values(rows, key)) for key, groups in self.groups.items()}
-        return {"binned": binned, "hl": hl, "cells": slice_cells(plan, self.codings, rows, start)}
+        return {"binned": binned, "hl": hl, "cells": slice_cells(plan, self.codings, rows, start),
+                "bootstrap": bootstrap_sums(plan, rows, weights)}
 
 
 def slice_cells(plan: StreamPlan, codings: tuple[RawCoding, ...], rows: Chunk, start: int
@@ -89,6 +93,7 @@ def merge_quantiles(total: dict, part: dict) -> dict:
     for key, value in part["hl"].items():
         total["hl"][key] = StreamedGroups.merge(total["hl"][key], value)
     total["cells"] = total["cells"].merge(part["cells"])
+    total["bootstrap"] = merge_bootstrap_sums(total["bootstrap"], part["bootstrap"])
     return total
 
 

@@ -1,6 +1,8 @@
 """The first two passes of a streamed audit (:mod:`core.stream`): the schema
 (:class:`SchemaTask`) and every sum over rows (:class:`SumsTask`), with how a partition's
-sums are added to those before it (:func:`merge_sums`, :func:`merge_moments`).
+sums are added to those before it (:func:`merge_sums`, :func:`merge_moments`); and the sums
+over rows that carry the Poisson bootstrap (:func:`bootstrap_sums`), which pass 4 adds where
+it draws the same weights for its own sums.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from core.data.mapping import ColumnMapping
-from core.data.stream_decoding import chunk_digest, concatenate, decode
+from core.data.stream_decoding import Chunk, chunk_digest, concatenate, decode
 from core.data.stream_schema import schema_part
 from core.data.stream_sources import Partition
 from core.kernels.tiles import Standardizer
@@ -20,7 +22,6 @@ from core.metrics.order_statistics import OrderStatistics, first_interval, merge
 from core.metrics.streamed import (
     BinnedSums,
     RowSums,
-    poisson_weights,
     series_values,
     uniform_binning,
 )
@@ -44,7 +45,8 @@ def join(a: list, b: list) -> list:
 
 @dataclass(frozen=True)
 class SumsTask:
-    """Pass 2: every sum over rows (module doc)."""
+    """Pass 2: every sum over rows (module doc) but those with a Poisson bootstrap
+    (:func:`bootstrap_sums`, in pass 4)."""
 
     plan: StreamPlan
 
@@ -52,16 +54,6 @@ class SumsTask:
         plan = self.plan
         chunk = decode(frame, plan.schema, partition.start)
         rows, start = plan.audited(chunk, partition)
-        weights = poisson_weights(start, rows.rows, plan.bootstrap, plan.settings.seed)
-        row_sums = RowSums(plan.schema.n_classes, plan.bootstrap)
-        row_sums.add(rows.probs, rows.y, weights)
-        table_bins = uniform_binning(plan.settings.n_bins)
-        notion = {}
-        for key in plan.metric_series:
-            conf, outcome = series_values(rows.probs, rows.y, key)
-            sums = BinnedSums(table_bins.n_bins, plan.bootstrap)
-            sums.add(conf, outcome, table_bins.ids(conf), weights)
-            notion[key] = sums
         groups = {}
         group_bins = uniform_binning(plan.group_bins)
         for group in plan.schema.mapping.groups:
@@ -90,10 +82,38 @@ class SumsTask:
         sample = chunk.take(np.isin(table_rows, plan.sample, assume_unique=True))
         median_at = np.flatnonzero((plan.median >= start) & (plan.median < start + rows.rows))
         median = (plan.median[median_at], rows.take(plan.median[median_at] - start))
-        return {"rows": row_sums, "notion": notion, "groups": groups,
+        return {"groups": groups,
                 "spiegelhalter": spiegelhalter, "moments": moments(rows.X[:, plan.feature_index]),
                 "order": order, "sample": sample, "median": median, "tallies": tallies,
                 "digest": chunk_digest(chunk), "notes": chunk.notes}
+
+
+def bootstrap_sums(plan: StreamPlan, rows: Chunk, weights: np.ndarray | None
+                   ) -> tuple[RowSums, dict]:
+    """The per-row scores (accuracy, Brier, log loss, the class balance) and the notion's
+    equal-width bins, each with its Poisson bootstrap: ``(row sums, {series: binned sums})``
+    of a batch's audited rows with their ``weights`` (``(rows, B)``). They need nothing from
+    an earlier pass, and pass 4 draws the same weights for its equal-mass bins, so they are
+    added there: each row's ``B`` weights are drawn once in the audit instead of twice."""
+    row_sums = RowSums(plan.schema.n_classes, plan.bootstrap)
+    row_sums.add(rows.probs, rows.y, weights)
+    table_bins = uniform_binning(plan.settings.n_bins)
+    notion = {}
+    for key in plan.metric_series:
+        conf, outcome = series_values(rows.probs, rows.y, key)
+        sums = BinnedSums(table_bins.n_bins, plan.bootstrap)
+        sums.add(conf, outcome, table_bins.ids(conf), weights)
+        notion[key] = sums
+    return row_sums, notion
+
+
+def merge_bootstrap_sums(total: tuple[RowSums, dict], part: tuple[RowSums, dict]
+                         ) -> tuple[RowSums, dict]:
+    """:func:`bootstrap_sums` of a batch added to those of the batches before it."""
+    total[0].merge(part[0])
+    for key, sums in part[1].items():
+        total[1][key].merge(sums)
+    return total
 
 
 def moments(X: np.ndarray) -> tuple:
@@ -133,9 +153,6 @@ def standardizer_of(moment: tuple) -> Standardizer:
 
 def merge_sums(total: dict, part: dict) -> dict:
     """Pass 2's sums of a partition added to those of the partitions before it."""
-    total["rows"].merge(part["rows"])
-    for key, sums in part["notion"].items():
-        total["notion"][key].merge(sums)
     for level, (rows, binned) in part["groups"].items():
         if level not in total["groups"]:
             total["groups"][level] = (rows, binned)
