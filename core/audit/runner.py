@@ -13,7 +13,7 @@ from core.audit.reliability import reliability_section
 from core.audit.results import AuditResult, ReliabilitySection
 from core.audit.rows import audit_part, feature_columns, slice_names
 from core.audit.settings import AuditSettings
-from core.audit.store import Progress, SectionStore
+from core.audit.store import OnceStore, Progress, SectionStore
 from core.audit.trust import trust_section
 from core.data.audit_data import AuditData
 from core.kernels import engine
@@ -35,8 +35,9 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     progress : callable, optional
         ``progress(fraction, message)``, called as the sections finish.
     store : SectionStore, optional
-        Where each section comes from (default: computed; the app passes its cache, which
-        answers with what the pages computed at the same settings).
+        Where each section comes from (default: computed, each once —
+        :class:`~core.audit.store.OnceStore`; the app passes its cache, which answers with
+        what the pages computed at the same settings).
     core_free : callable, optional
         Called once, from a lane's thread, when the lanes run side by side and the first of
         them has finished while the other still runs, so a core is free (the command line
@@ -49,7 +50,7 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     """
     settings = settings or AuditSettings()
     concurrent = store is None and engine.current().name == "threads"
-    store = store or SectionStore()
+    store = store or OnceStore()
     data, part = audit_part(audit, settings.part)
     features = feature_columns(audit, settings.features)
     # each lane's fraction done, and the latest message (a counter orders them)

@@ -11,6 +11,7 @@ A section made of pieces asks its ``store`` for each piece in turn.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -132,3 +133,49 @@ class SectionStore:
             What the section returns.
         """
         return section(data, settings, progress=progress, store=self)
+
+
+class OnceStore(SectionStore):
+    """Computes each section once: asked again for a section under the same
+    :func:`section_key` (the LCE landscape's feature map, which its curve and its value at γ
+    read too), it answers with the result it computed first. The store of one
+    :func:`~core.audit.run_audit` when none is given; safe to share between the audit's
+    lanes (threads).
+
+    Methods
+    -------
+    section(section, data, settings, progress=None)
+        The section's result, computed on the first request.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple, Any] = {}
+        self._lock = threading.Lock()
+
+    def section(self, section: Callable, data: Any, settings: Any,
+                progress: Progress | None = None) -> Any:
+        """:meth:`SectionStore.section`, computed on the first request only.
+
+        Parameters
+        ----------
+        section : callable
+            A function declared by :func:`section`.
+        data : AuditData
+            The rows to compute it on.
+        settings : frozen dataclass
+            Its settings.
+        progress : callable, optional
+            ``progress(fraction, message)`` while it computes (not called when kept).
+
+        Returns
+        -------
+        object
+            What the section returns.
+        """
+        key = section_key(section, data, settings)
+        with self._lock:
+            if key in self._kept:
+                return self._kept[key]
+        value = super().section(section, data, settings, progress)
+        with self._lock:
+            return self._kept.setdefault(key, value)
