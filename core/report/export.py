@@ -2,8 +2,9 @@
 standalone HTML with plotly.js inline.
 
 Static formats need a Chromium browser. One browser is started per process, on the first
-static export, and reused for every later figure (kaleido ≥ 1.0 keeps a page open in it and
-renders each figure there): :func:`renderer` returns that process-wide
+static export, and reused for every later figure (kaleido ≥ 1.0 keeps :data:`PAGES` pages
+open in it and renders each figure on one of them, without reloading it in between:
+:data:`RELOAD_EVERY`): :func:`renderer` returns that process-wide
 :class:`FigureRenderer`. Kaleido's own ``start_sync_server`` is not used because its calls
 wait forever when the browser fails to start; here every call has a time limit and the
 browser's failure becomes a :class:`ExportError` with a sentence saying why.
@@ -138,6 +139,9 @@ def opaque_png(data: bytes) -> bytes:
     return out.getvalue() if out.tell() < len(data) else data
 
 
+#: Pages (tabs, each its own renderer process) the figure browser draws on at once: a
+#: report's two drawing threads keep both cores of a two-core machine busy.
+PAGES = 2
 #: Figures a kaleido page draws before it is reloaded (kaleido itself reloads it after every
 #: figure, which reparses plotly.js: two thirds of Chromium's time for a report's figures).
 RELOAD_EVERY = 64
@@ -178,11 +182,13 @@ class FigureRenderer:
 
     The browser runs in a daemon thread with its own event loop; :meth:`render` submits one
     figure and waits at most ``timeout`` seconds. Safe to call from several threads (the
-    Streamlit server's sessions): kaleido queues the figures on its page.
+    Streamlit server's sessions): kaleido queues the figures on its ``pages`` pages, which
+    draw side by side.
     """
 
     browser: str | None = None
     timeout: float = RENDER_TIMEOUT
+    pages: int = PAGES
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -208,8 +214,8 @@ class FigureRenderer:
 
         async def open_browser():
             # mathjax=False: kaleido would otherwise load MathJax from a CDN
-            browser = _kaleido_class(kaleido)(n=1, timeout=self.timeout, path=path,
-                                              mathjax=False)
+            browser = _kaleido_class(kaleido)(n=self.pages, timeout=self.timeout,
+                                              path=path, mathjax=False)
             await browser.open()
             return browser
 
