@@ -2,8 +2,8 @@
 standalone HTML with plotly.js inline.
 
 Static formats need a Chromium browser. One browser is started per process, on the first
-static export, and reused for every later figure (kaleido ≥ 1.0 keeps :data:`PAGES` pages
-open in it and renders each figure on one of them, without reloading it in between:
+static export, and reused for every later figure (kaleido ≥ 1.0 keeps a page open in it,
+:data:`PAGES`, and renders each figure there, without reloading the page in between:
 :data:`RELOAD_EVERY`): :func:`renderer` returns that process-wide
 :class:`FigureRenderer`. Kaleido's own ``start_sync_server`` is not used because its calls
 wait forever when the browser fails to start; here every call has a time limit and the
@@ -139,9 +139,10 @@ def opaque_png(data: bytes) -> bytes:
     return out.getvalue() if out.tell() < len(data) else data
 
 
-#: Pages (tabs, each its own renderer process) the figure browser draws on at once: a
-#: report's two drawing threads keep both cores of a two-core machine busy.
-PAGES = 2
+#: Pages (tabs, each its own renderer process) the figure browser draws on at once. One:
+#: opening a page costs about 2 CPU seconds (plotly.js loaded and parsed), and a second one
+#: gained less wall time than that on two busy cores.
+PAGES = 1
 #: Figures a kaleido page draws before it is reloaded (kaleido itself reloads it after every
 #: figure, which reparses plotly.js: two thirds of Chromium's time for a report's figures).
 RELOAD_EVERY = 64
