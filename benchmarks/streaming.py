@@ -339,22 +339,33 @@ def baseline_seconds(data: Path) -> float:
     return time.perf_counter() - start
 
 
-def run_command(command: list[str], log_path: Path, workers: list, env: dict | None = None
-                ) -> dict:
+def run_command(command: list[str], log_path: Path, workers: list, env: dict | None = None,
+                cwd: Path | None = None) -> dict:
     """Run the command in a child process, its output into ``log_path`` (a pipe read only at
     the end fills, about 650 progress lines, and blocks the command writing to it), polling
     the resident memory of the command and of every worker process of ``workers``: its wall
-    time, CPU seconds (user + system of the command and of the processes it waited for, the
-    figure browser and the PDF printer among them), peak memory by process and output."""
-    import resource
+    time, CPU seconds, peak memory by process and output.
 
+    The CPU seconds are user + system time of the command and of every process it started
+    (the figure browser's processes, the PDF printer), each process's own time as last seen
+    by the polling (every 0.2 s): the figure browser's processes are not all waited for by
+    the command, so the operating system's count of waited-for children misses most of
+    their time."""
     import psutil
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
+    own: dict[tuple[int, float], float] = {}  # (pid, start time) → own CPU seconds seen
+
+    def sample(process) -> None:
+        try:
+            times = process.cpu_times()
+            own[process.pid, process.create_time()] = times.user + times.system
+        except psutil.Error:
+            pass
+
     with open(log_path, "w+") as log:
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True,
-                                 env=env)
+                                 env=env, cwd=cwd)
         watched = {"command": psutil.Process(child.pid)}
         for k, process in enumerate(workers):
             watched[f"worker {k + 1}"] = psutil.Process(process.pid)
@@ -362,8 +373,11 @@ def run_command(command: list[str], log_path: Path, workers: list, env: dict | N
         while child.poll() is None:
             for name, process in watched.items():
                 try:
-                    family = [process, *process.children(recursive=True)] \
-                        if name.startswith("worker") else [process]
+                    family = [process, *process.children(recursive=True)]
+                    if name == "command":
+                        for member in family:
+                            sample(member)
+                        family = [process]
                     rss = sum(p.memory_info().rss for p in family)
                     peaks[name] = max(peaks[name], rss)
                 except psutil.Error:
@@ -372,9 +386,7 @@ def run_command(command: list[str], log_path: Path, workers: list, env: dict | N
         wall = time.perf_counter() - start
         log.seek(0)
         lines = log.read().splitlines()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"wall": wall, "cpu": cpu, "peaks": peaks, "lines": lines,
+    return {"wall": wall, "cpu": sum(own.values()), "peaks": peaks, "lines": lines,
             "returncode": child.returncode}
 
 
@@ -473,6 +485,13 @@ def compare_trees(options: list[str], before: Path, rounds: int, data: Path, out
     here = Path(__file__).resolve().parents[1]
     trees = {"before": before.resolve(), "after": here}
     code = "import sys; from core.cli import main; sys.exit(main())"
+    check = "import core, pathlib; print(pathlib.Path(core.__file__).parents[1])"
+    for name, tree in trees.items():  # each tree's command imports its own code
+        found = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                               env=dict(os.environ, PYTHONPATH=str(tree)), cwd=tree)
+        if Path(found.stdout.strip()).resolve() != tree:
+            raise SystemExit(f"the {name} tree's command imports core from "
+                             f"{found.stdout.strip() or found.stderr}, not from {tree}")
     runs: dict[str, list[dict]] = {"before": [], "after": []}
     print("| round | code | baseline (s) | wall (s) | × baseline | CPU (s) | exit | load "
           "before → after |")
@@ -483,8 +502,9 @@ def compare_trees(options: list[str], before: Path, rounds: int, data: Path, out
             shutil.rmtree(out, ignore_errors=True)
             env = dict(os.environ, PYTHONPATH=str(tree))
             one = load().removeprefix("load average ")
+            # in the tree's folder: ``python -c`` puts the working folder first on the path
             run = run_command([sys.executable, "-c", code, *options], base / f"{name}.log",
-                              [], env)
+                              [], env, cwd=tree)
             run["baseline"] = baseline
             runs[name].append(run)
             print(f"| {r} | {name} | {baseline:.2f} | {run['wall']:.1f} | "
