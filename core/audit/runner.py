@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from core.audit.findings import slice_section
 from core.audit.landscape import lce_section
-from core.audit.local_bias import lcb_section
+from core.audit.local_bias import lcb_bandwidths, lcb_section
 from core.audit.reliability import reliability_section
 from core.audit.results import AuditResult, ReliabilitySection
 from core.audit.rows import audit_part, feature_columns, slice_names
@@ -69,6 +69,11 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
 
     def reliability_lane() -> ReliabilitySection:
         done = lane("reliability", 0.0, 1.0)
+        if concurrent:
+            # LCB's cross-validated bandwidths (about 3 % of the audit), which the local lane
+            # reads from the store once its Trust test is done: the lanes end closer together
+            done(0.0, "Local bias: cross-validated bandwidths…")
+            store.section(lcb_bandwidths, audit, settings.local_bias(features))
         done(0.0, "Reliability: metrics, bootstrap intervals and tests…")
         section = store.section(reliability_section, data, settings.reliability())
         done(1.0, "Reliability: done")

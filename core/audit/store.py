@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 Progress = Callable[[float, str], None]
@@ -138,9 +139,10 @@ class SectionStore:
 class OnceStore(SectionStore):
     """Computes each section once: asked again for a section under the same
     :func:`section_key` (the LCE landscape's feature map, which its curve and its value at γ
-    read too), it answers with the result it computed first. The store of one
-    :func:`~core.audit.run_audit` when none is given; safe to share between the audit's
-    lanes (threads).
+    read too), it answers with the result it computed first — or, while another thread
+    computes it, waits for that result. The store of one :func:`~core.audit.run_audit` when
+    none is given, shared by the audit's lanes (threads). A section's pieces are below it,
+    so two threads never wait for each other.
 
     Methods
     -------
@@ -149,7 +151,7 @@ class OnceStore(SectionStore):
     """
 
     def __init__(self) -> None:
-        self._kept: dict[tuple, Any] = {}
+        self._kept: dict[tuple, Future] = {}
         self._lock = threading.Lock()
 
     def section(self, section: Callable, data: Any, settings: Any,
@@ -174,8 +176,20 @@ class OnceStore(SectionStore):
         """
         key = section_key(section, data, settings)
         with self._lock:
-            if key in self._kept:
-                return self._kept[key]
-        value = super().section(section, data, settings, progress)
-        with self._lock:
-            return self._kept.setdefault(key, value)
+            kept = self._kept.get(key)
+            if kept is None:
+                kept = self._kept[key] = Future()
+                computing = True
+            else:
+                computing = False
+        if not computing:
+            return kept.result()
+        try:
+            value = super().section(section, data, settings, progress)
+        except BaseException as error:
+            with self._lock:
+                del self._kept[key]  # not kept: a later request computes it again
+            kept.set_exception(error)
+            raise
+        kept.set_result(value)
+        return value
