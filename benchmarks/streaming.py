@@ -8,6 +8,8 @@ this machine, 10⁸ through a Dask cluster of `dask scheduler` / `dask worker` p
         [--sample-rows 20000] [--resamples 200]
     .venv/bin/python -m benchmarks.streaming coverage [--reps 200] [--rows 20000]
     .venv/bin/python -m benchmarks.streaming large --rows 1000000 --single-file
+    .venv/bin/python -m benchmarks.streaming large --rows 1000000 --single-file --formats '' \
+        --before /tmp/main [--rounds 2]
     .venv/bin/python -m benchmarks.streaming large --rows 10000000 [--folder DIR]
     .venv/bin/python -m benchmarks.streaming large --rows 100000000 --workers 3 [--folder DIR]
     .venv/bin/python -m benchmarks.streaming profile [--rows 1000000]
@@ -29,7 +31,10 @@ in memory) as a folder of Parquet files of 1,000,000 rows, runs ``calibration-at
 it in a child process (with ``--workers N``: a `dask scheduler` and N `dask worker
 --nthreads 1` processes on this machine, and ``--dask``), polls the resident memory of the
 command and of every worker, prints the wall time, the peak memory of each and the load
-average, and deletes the data and the report. ``calibrate`` times random-feature passes and
+average, and deletes the data and the report; with ``--before DIR`` (another copy of the code,
+e.g. ``git archive main | tar -x -C DIR``) it runs that code's command and this one's one
+after the other, ``--rounds`` times, and prints each one's wall time, CPU seconds and ratio
+to the baseline, then the before/after ratios. ``calibrate`` times random-feature passes and
 label draws on this machine (best of three, on its threads) and prints the seconds per unit
 that ``core.kernels.computation`` fixes as RFF_PRODUCT_SECONDS, RFF_FEATURE_SECONDS and
 RFF_DRAW_SECONDS.
@@ -334,11 +339,66 @@ def baseline_seconds(data: Path) -> float:
     return time.perf_counter() - start
 
 
-def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool = False,
-          formats: str | None = "png,html", layout: str = "benchmark", stream: bool = False,
-          memory: str | None = None) -> None:
+def run_command(command: list[str], log_path: Path, workers: list, env: dict | None = None,
+                cwd: Path | None = None) -> dict:
+    """Run the command in a child process, its output into ``log_path`` (a pipe read only at
+    the end fills, about 650 progress lines, and blocks the command writing to it), polling
+    the resident memory of the command and of every worker process of ``workers``: its wall
+    time, CPU seconds, peak memory by process and output.
+
+    The CPU seconds are user + system time of the command and of every process it started
+    (the figure browser's processes, the PDF printer), each process's own time as last seen
+    by the polling (every 0.2 s): the figure browser's processes are not all waited for by
+    the command, so the operating system's count of waited-for children misses most of
+    their time."""
     import psutil
 
+    start = time.perf_counter()
+    own: dict[tuple[int, float], float] = {}  # (pid, start time) → own CPU seconds seen
+
+    def sample(process) -> None:
+        try:
+            times = process.cpu_times()
+            own[process.pid, process.create_time()] = times.user + times.system
+        except psutil.Error:
+            pass
+
+    with open(log_path, "w+") as log:
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True,
+                                 env=env, cwd=cwd)
+        watched = {"command": psutil.Process(child.pid)}
+        for k, process in enumerate(workers):
+            watched[f"worker {k + 1}"] = psutil.Process(process.pid)
+        peaks = dict.fromkeys(watched, 0)
+        while child.poll() is None:
+            for name, process in watched.items():
+                try:
+                    family = [process, *process.children(recursive=True)]
+                    if name == "command":
+                        for member in family:
+                            sample(member)
+                        family = [process]
+                    rss = sum(p.memory_info().rss for p in family)
+                    peaks[name] = max(peaks[name], rss)
+                except psutil.Error:
+                    continue
+            time.sleep(0.2)
+        wall = time.perf_counter() - start
+        log.seek(0)
+        lines = log.read().splitlines()
+    return {"wall": wall, "cpu": sum(own.values()), "peaks": peaks, "lines": lines,
+            "returncode": child.returncode}
+
+
+def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool = False,
+          formats: str | None = "png,html", layout: str = "benchmark", stream: bool = False,
+          memory: str | None = None, before: Path | None = None, rounds: int = 1) -> None:
+    """The command-line audit of a generated table (module doc). With ``before`` (a copy of
+    the code to compare with, e.g. ``git archive main | tar -x -C /tmp/main``), the command
+    runs ``rounds`` times with that tree's ``core`` and this one's, one after the other
+    (``python -c 'from core.cli import main; main()'`` with the tree first on
+    ``PYTHONPATH``, the in-run baseline measured before each round), and each run's wall
+    time, CPU seconds and ratio to the baseline are printed, then the ratios before/after."""
     base = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ca-stream-"))
     base.mkdir(parents=True, exist_ok=True)
     data = base / (f"scale-{rows}-{layout}.parquet" if single else f"scale-{rows}")
@@ -353,13 +413,12 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
     print(f"wrote {rows:,} rows to {data} in {time.perf_counter() - began:.0f} s "
           f"({sum(f.stat().st_size for f in files) / 2**30:.2f} GiB); {load()}",
           flush=True)
-    processes, command = [], [str(Path(sys.executable).parent / "calibration-atlas"),
-                              "audit",
-                              str(data), "--label", "label", "--prob", "prob", "--features",
-                              ",".join(SCALE_FEATURES), "--groups", "region", "--out", str(out),
-                              *(["--formats", formats] if formats else []),
-                              *(["--stream"] if stream else []),
-                              *(["--memory", memory] if memory else [])]
+    options = ["audit", str(data), "--label", "label", "--prob", "prob", "--features",
+               ",".join(SCALE_FEATURES), "--groups", "region", "--out", str(out),
+               *(["--formats", formats] if formats else []), *(["--stream"] if stream else []),
+               *(["--memory", memory] if memory else [])]
+    processes = []
+    command = [str(Path(sys.executable).parent / "calibration-atlas"), *options]
     try:
         if workers:
             port = 8786 + (os.getpid() % 1000)
@@ -376,42 +435,25 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             time.sleep(5)
             command += ["--dask", f"tcp://127.0.0.1:{port}"]
+            options += ["--dask", f"tcp://127.0.0.1:{port}"]
+        if before is not None:
+            compare_trees(options, Path(before), rounds, data, out, base)
+            return
         baseline = baseline_seconds(data)
         print(f"baseline (read {BASELINE_ROWS:,} rows, binned ECE with "
               f"{BASELINE_RESAMPLES} bootstrap resamples, one thread): {baseline:.1f} s",
               flush=True)
         print("running:", " ".join(command), flush=True)
         load_before = load()
-        start = time.perf_counter()
-        # the command's output goes to a file: a pipe read only at the end fills (64 KiB, about
-        # 650 progress lines) and blocks the command writing to it
-        log = open(base / "command.log", "w+")  # noqa: SIM115 — closed below
-        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, text=True)
-        watched = {"command": psutil.Process(child.pid)}
-        for k, process in enumerate(processes[1:]):
-            watched[f"worker {k + 1}"] = psutil.Process(process.pid)
-        peaks = dict.fromkeys(watched, 0)
-        while child.poll() is None:
-            for name, process in watched.items():
-                try:
-                    family = [process, *process.children(recursive=True)] \
-                        if name.startswith("worker") else [process]
-                    rss = sum(p.memory_info().rss for p in family)
-                    peaks[name] = max(peaks[name], rss)
-                except psutil.Error:
-                    continue
-            time.sleep(0.2)
-        log.seek(0)
-        lines = log.read().splitlines()
-        log.close()
-        wall = time.perf_counter() - start
-        for line in lines:
+        run = run_command(command, base / "command.log", processes[1:])
+        wall = run["wall"]
+        for line in run["lines"]:
             if line.startswith(("audit  [", "report [")):
                 continue  # progress lines: the passes' times follow
             print(" ", line)
-        print(f"exit status {child.returncode}; wall time {wall:.1f} s ({wall / 60:.1f} min) "
-              f"= {wall / baseline:.1f} × the baseline")
-        for name, peak in peaks.items():
+        print(f"exit status {run['returncode']}; wall time {wall:.1f} s ({wall / 60:.1f} min) "
+              f"= {wall / baseline:.1f} × the baseline; CPU {run['cpu']:.1f} s")
+        for name, peak in run["peaks"].items():
             print(f"peak resident memory, {name}: {peak / 2**20:,.0f} MiB")
         print(f"{load_before} before, {load()} after")
         if out.exists():
@@ -432,6 +474,54 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
                 data.unlink(missing_ok=True)
             shutil.rmtree(base if folder is None else data, ignore_errors=True)
             shutil.rmtree(out, ignore_errors=True)
+
+
+def compare_trees(options: list[str], before: Path, rounds: int, data: Path, out: Path,
+                  base: Path) -> None:
+    """:func:`large` with ``before``: the command with the ``before`` tree's code and with
+    this one's, one after the other, ``rounds`` times; a table of every run, then the
+    before/after ratios of the wall times (by round and of the sums), of the CPU seconds and
+    of the ratios to the baselines."""
+    here = Path(__file__).resolve().parents[1]
+    trees = {"before": before.resolve(), "after": here}
+    code = "import sys; from core.cli import main; sys.exit(main())"
+    check = "import core, pathlib; print(pathlib.Path(core.__file__).parents[1])"
+    for name, tree in trees.items():  # each tree's command imports its own code
+        found = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
+                               env=dict(os.environ, PYTHONPATH=str(tree)), cwd=tree)
+        if Path(found.stdout.strip()).resolve() != tree:
+            raise SystemExit(f"the {name} tree's command imports core from "
+                             f"{found.stdout.strip() or found.stderr}, not from {tree}")
+    runs: dict[str, list[dict]] = {"before": [], "after": []}
+    print("| round | code | baseline (s) | wall (s) | × baseline | CPU (s) | exit | load "
+          "before → after |")
+    print("|---:|---|---:|---:|---:|---:|---:|---|")
+    for r in range(1, rounds + 1):
+        baseline = baseline_seconds(data)
+        for name, tree in trees.items():
+            shutil.rmtree(out, ignore_errors=True)
+            env = dict(os.environ, PYTHONPATH=str(tree))
+            one = load().removeprefix("load average ")
+            # in the tree's folder: ``python -c`` puts the working folder first on the path
+            run = run_command([sys.executable, "-c", code, *options], base / f"{name}.log",
+                              [], env, cwd=tree)
+            run["baseline"] = baseline
+            runs[name].append(run)
+            print(f"| {r} | {name} | {baseline:.2f} | {run['wall']:.1f} | "
+                  f"{run['wall'] / baseline:.1f} | {run['cpu']:.1f} | {run['returncode']} | "
+                  f"{one} → {load().removeprefix('load average ')} |", flush=True)
+    walls = [b["wall"] / a["wall"] for b, a in zip(runs["before"], runs["after"], strict=True)]
+    total = {name: sum(run["wall"] for run in done) for name, done in runs.items()}
+    cpu = {name: sum(run["cpu"] for run in done) for name, done in runs.items()}
+    scaled = {name: sum(run["wall"] / run["baseline"] for run in done) / len(done)
+              for name, done in runs.items()}
+    print(f"before/after: wall {', '.join(f'{w:.2f}' for w in walls)} by round, "
+          f"{total['before'] / total['after']:.2f} in all ({total['before']:.1f} s / "
+          f"{total['after']:.1f} s); CPU {cpu['before'] / cpu['after']:.2f} "
+          f"({cpu['before']:.1f} s / {cpu['after']:.1f} s); × baseline "
+          f"{scaled['before']:.1f} → {scaled['after']:.1f} "
+          f"({scaled['before'] / scaled['after']:.2f})")
+    print(f"trees: before {trees['before']}, after {trees['after']}")
 
 
 def lane_timeline(rows: int) -> None:
@@ -582,6 +672,11 @@ def main() -> None:
     big.add_argument("--memory", default=None, help="pass --memory GB to the command")
     big.add_argument("--single-file", action="store_true",
                      help="one Parquet file (audited in memory up to 2,000,000 rows)")
+    big.add_argument("--before", type=Path, default=None,
+                     help="a copy of the code to compare with (git archive main | tar -x -C "
+                          "DIR): its command and this one's, one after the other")
+    big.add_argument("--rounds", type=int, default=2,
+                     help="with --before: how many times each runs (alternating)")
     prof = commands.add_parser("profile")
     prof.add_argument("--rows", type=int, default=1_000_000)
     prof.add_argument("--top", type=int, default=70)
@@ -605,7 +700,7 @@ def main() -> None:
         calibrate()
     else:
         large(args.rows, args.workers, args.folder, args.keep, args.single_file, args.formats,
-              args.layout, args.stream, args.memory)
+              args.layout, args.stream, args.memory, args.before, args.rounds)
 
 
 if __name__ == "__main__":

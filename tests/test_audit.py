@@ -202,3 +202,51 @@ def test_lanes_side_by_side_give_the_numbers_of_one_after_the_other() -> None:
                                equal_nan=True)
     assert side_by_side.lce.mlce == pytest.approx(in_turn.lce.mlce, rel=1e-12)
     assert side_by_side.slices.table.equals(in_turn.slices.table)
+
+
+def test_a_once_store_computes_each_section_once_and_shares_it_between_threads() -> None:
+    """The store of one audit: a section asked for again (from another thread too, while it
+    is being computed) is computed once; a section that failed is not kept."""
+    import threading
+    import time
+    from dataclasses import dataclass
+
+    from core.audit import OnceStore, section
+
+    @dataclass(frozen=True)
+    class Settings:
+        value: int = 1
+
+        def keeping(self, *names):
+            return self
+
+    @dataclass(frozen=True)
+    class Rows:
+        fingerprint: str = "rows"
+
+    calls, failures = [], []
+
+    @section(Settings, "int: the value")
+    def slow(data, settings, progress=None, store=None):
+        calls.append(threading.current_thread().name)
+        time.sleep(0.3)
+        return settings.value * 10
+
+    @section(Settings, "int: never")
+    def failing(data, settings, progress=None, store=None):
+        failures.append(1)
+        raise ValueError("no")
+
+    store, answers = OnceStore(), []
+    threads = [threading.Thread(target=lambda: answers.append(
+        store.section(slow, Rows(), Settings()))) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert answers == [10, 10, 10] and len(calls) == 1
+    assert store.section(slow, Rows(), Settings(2)) == 20 and len(calls) == 2
+    for _ in range(2):
+        with pytest.raises(ValueError, match="no"):
+            store.section(failing, Rows(), Settings())
+    assert len(failures) == 2

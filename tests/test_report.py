@@ -311,6 +311,37 @@ def test_static_exports_decode(figures, tmp_path: Path) -> None:
 
 
 @needs_chromium
+def test_figures_do_not_depend_on_those_drawn_before(figures, monkeypatch) -> None:
+    # the page is reused between figures (kaleido would reload it after each): a figure's
+    # PNG is byte for byte the same after other figures and formats were drawn on the page
+    # as on a fresh one, and the reload every RELOAD_EVERY figures still happens
+    first, other = figures[0].figure, figures[-1].figure
+    fresh = export_module.FigureRenderer()
+    try:
+        before = fresh.render(first, "png")
+        fresh.render(other, "pdf")
+        fresh.render(other, "svg")
+        fresh.render(other, "png")
+        assert fresh.render(first, "png") == before
+        monkeypatch.setattr(export_module, "RELOAD_EVERY", 2)
+        reloads = []
+        page = type(fresh._kaleido)
+        original = page.__mro__[1]._return_kaleido_tab
+
+        async def counted(self, tab):
+            reloads.append(tab)
+            await original(self, tab)
+
+        monkeypatch.setattr(page.__mro__[1], "_return_kaleido_tab", counted)
+        for _ in range(4):
+            assert fresh.render(first, "png") == before
+        assert len(reloads) == 2
+        assert fresh.started == 1
+    finally:
+        fresh.close()
+
+
+@needs_chromium
 def test_report_files(audited, figures, tmp_path: Path) -> None:
     audit, result = audited
     chosen = [f for f in figures if f.key in ("reliability", "lcb")]

@@ -21,7 +21,9 @@ from core.local.slice_resampling import (
     RowScores,
     _chunk_sums,
     bernoulli_draw,
+    categorical_draw,
     chunk_items,
+    row_cells,
     slice_sums,
 )
 from core.stattests.multiple_testing import (
@@ -185,6 +187,42 @@ def test_slice_sums_are_the_incidence_product_on_any_engine_setting() -> None:
     with engine.use("threads"):
         np.testing.assert_array_equal(slice_sums(family, bernoulli, seed=7), one)
     assert not np.array_equal(slice_sums(family, bernoulli, seed=8), one)
+
+
+def _bernoulli_by_rows(arrays, rng, n_resamples):
+    return bernoulli_draw(arrays, rng, n_resamples)
+
+
+def _categorical_by_rows(arrays, rng, n_resamples):
+    return categorical_draw(arrays, rng, n_resamples)
+
+
+def test_counts_summed_by_cell_first_equal_the_one_product() -> None:
+    # 0/1 columns are summed within the rows' cells, then over the slices: the same counts
+    # as the product of the rows' membership (a draw not known to count takes that path)
+    rng = np.random.default_rng(21)
+    frame = features_frame(3000, rng)
+    frame.loc[rng.random(3000) < 0.1, "race"] = None  # a missing level: code −1 in no slice
+    family = enumerate_slices(frame, depth=3, min_rows=5)
+    p = rng.uniform(0.05, 0.95, 3000)
+    y = (rng.random(3000) < p).astype(float)
+    counted = slice_sums(family, RowScores((p, y), bernoulli_draw, 40, 41), seed=4)
+    by_rows = slice_sums(family, RowScores((p, y), _bernoulli_by_rows, 40, 41), seed=4)
+    np.testing.assert_array_equal(counted, by_rows)
+    P = rng.dirichlet(np.ones(3), 3000)
+    labels = rng.integers(0, 3, 3000)
+    np.testing.assert_array_equal(
+        slice_sums(family, RowScores((P, labels), categorical_draw, 10, 33), seed=4),
+        slice_sums(family, RowScores((P, labels), _categorical_by_rows, 10, 33), seed=4))
+
+
+def test_row_cells_group_rows_with_equal_codes_by_key_or_by_row() -> None:
+    rng = np.random.default_rng(22)
+    codes = rng.integers(-1, 3, (500, 4)).astype(np.int32)
+    for levels in ((3, 3, 3, 3), (3, 3, 2**40, 2**40)):  # a key of 62 bits, then rows
+        first, cell_of = row_cells(codes, levels)
+        np.testing.assert_array_equal(codes[first][cell_of], codes)
+        assert len({tuple(row) for row in codes[first]}) == first.size
 
 
 def test_the_gpu_task_builds_device_arrays_and_matches_numpy(monkeypatch) -> None:

@@ -11,7 +11,8 @@ Modules:
 
 * ``settings`` — :class:`AuditSettings` and each section's settings, :func:`compose` (the
   audit of the sections the pages showed), :func:`settings_for`.
-* ``store`` — :class:`SectionStore`, :func:`section`, :func:`section_key`.
+* ``store`` — :class:`SectionStore`, :class:`OnceStore` (each section computed once),
+  :func:`section`, :func:`section_key`.
 * ``results`` — the sections' results and :class:`AuditResult`.
 * ``rows`` — the audited part, the audit features, LCB's reference and query rows, the
   columns slices are cut from.
@@ -86,7 +87,7 @@ from core.audit.settings import (
     default_bootstrap,
     settings_for,
 )
-from core.audit.store import SectionStore, section, section_key
+from core.audit.store import OnceStore, SectionStore, section, section_key
 from core.audit.trust import trust_section
 from core.audit.verdicts import STATUSES, Verdict, audit_verdicts
 
@@ -94,7 +95,7 @@ __all__ = [
     "CURVE_GAMMAS", "EXTENDED_RESAMPLES", "LCE_BINS", "LCE_ROWS", "PARTS", "PREDICTION",
     "SKCE_ROW", "STATUSES", "AuditResult", "AuditSettings", "FindingsSettings",
     "LandscapeSettings", "LcbProfile", "LcbSection", "LceSection", "LocalBiasSettings",
-    "PageSettings", "ProfileSettings", "ReliabilitySection", "ReliabilitySettings",
+    "OnceStore", "PageSettings", "ProfileSettings", "ReliabilitySection", "ReliabilitySettings",
     "SectionStore", "StreamInfo", "TrustSettings", "Verdict", "audit_part", "audit_verdicts",
     "axis_options", "binned_table", "calibration_tests", "compose", "cumulative_curve",
     "curve_computation", "curve_over_gammas", "default_bootstrap", "extended_rows",

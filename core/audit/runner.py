@@ -8,12 +8,12 @@ from collections.abc import Callable
 
 from core.audit.findings import slice_section
 from core.audit.landscape import lce_section
-from core.audit.local_bias import lcb_section
+from core.audit.local_bias import lcb_bandwidths, lcb_section
 from core.audit.reliability import reliability_section
 from core.audit.results import AuditResult, ReliabilitySection
 from core.audit.rows import audit_part, feature_columns, slice_names
 from core.audit.settings import AuditSettings
-from core.audit.store import Progress, SectionStore
+from core.audit.store import OnceStore, Progress, SectionStore
 from core.audit.trust import trust_section
 from core.data.audit_data import AuditData
 from core.kernels import engine
@@ -35,8 +35,9 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     progress : callable, optional
         ``progress(fraction, message)``, called as the sections finish.
     store : SectionStore, optional
-        Where each section comes from (default: computed; the app passes its cache, which
-        answers with what the pages computed at the same settings).
+        Where each section comes from (default: computed, each once —
+        :class:`~core.audit.store.OnceStore`; the app passes its cache, which answers with
+        what the pages computed at the same settings).
     core_free : callable, optional
         Called once, from a lane's thread, when the lanes run side by side and the first of
         them has finished while the other still runs, so a core is free (the command line
@@ -49,7 +50,7 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     """
     settings = settings or AuditSettings()
     concurrent = store is None and engine.current().name == "threads"
-    store = store or SectionStore()
+    store = store or OnceStore()
     data, part = audit_part(audit, settings.part)
     features = feature_columns(audit, settings.features)
     # each lane's fraction done, and the latest message (a counter orders them)
@@ -68,6 +69,11 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
 
     def reliability_lane() -> ReliabilitySection:
         done = lane("reliability", 0.0, 1.0)
+        if concurrent:
+            # LCB's cross-validated bandwidths (about 3 % of the audit), which the local lane
+            # reads from the store once its Trust test is done: the lanes end closer together
+            done(0.0, "Local bias: cross-validated bandwidths…")
+            store.section(lcb_bandwidths, audit, settings.local_bias(features))
         done(0.0, "Reliability: metrics, bootstrap intervals and tests…")
         section = store.section(reliability_section, data, settings.reliability())
         done(1.0, "Reliability: done")

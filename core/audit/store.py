@@ -11,7 +11,9 @@ A section made of pieces asks its ``store`` for each piece in turn.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 Progress = Callable[[float, str], None]
@@ -132,3 +134,62 @@ class SectionStore:
             What the section returns.
         """
         return section(data, settings, progress=progress, store=self)
+
+
+class OnceStore(SectionStore):
+    """Computes each section once: asked again for a section under the same
+    :func:`section_key` (the LCE landscape's feature map, which its curve and its value at γ
+    read too), it answers with the result it computed first — or, while another thread
+    computes it, waits for that result. The store of one :func:`~core.audit.run_audit` when
+    none is given, shared by the audit's lanes (threads). A section's pieces are below it,
+    so two threads never wait for each other.
+
+    Methods
+    -------
+    section(section, data, settings, progress=None)
+        The section's result, computed on the first request.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple, Future] = {}
+        self._lock = threading.Lock()
+
+    def section(self, section: Callable, data: Any, settings: Any,
+                progress: Progress | None = None) -> Any:
+        """:meth:`SectionStore.section`, computed on the first request only.
+
+        Parameters
+        ----------
+        section : callable
+            A function declared by :func:`section`.
+        data : AuditData
+            The rows to compute it on.
+        settings : frozen dataclass
+            Its settings.
+        progress : callable, optional
+            ``progress(fraction, message)`` while it computes (not called when kept).
+
+        Returns
+        -------
+        object
+            What the section returns.
+        """
+        key = section_key(section, data, settings)
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is None:
+                kept = self._kept[key] = Future()
+                computing = True
+            else:
+                computing = False
+        if not computing:
+            return kept.result()
+        try:
+            value = super().section(section, data, settings, progress)
+        except BaseException as error:
+            with self._lock:
+                del self._kept[key]  # not kept: a later request computes it again
+            kept.set_exception(error)
+            raise
+        kept.set_result(value)
+        return value

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from core.kernels.engine import machine_workers, run_tiles
 from core.kernels.resampling import cumulative_probabilities, inverse_cdf
@@ -125,26 +126,68 @@ def chunk_rows(width: int, family: SliceFamily) -> int:
     return int(min(rows, family.walk_rows(MAX_CHUNK_ROWS)))
 
 
+#: Draws whose columns are 0/1 (outcomes and redrawn labels): their float32 sums are exact
+#: counts in any order of addition, so a chunk sums its rows by cell first.
+COUNTING_DRAWS = (bernoulli_draw, categorical_draw)
+
+
 def _chunk_sums(xp_name: str, item: tuple) -> np.ndarray:
-    """One task: the ``(K, width)`` partial product of a chunk of rows (module doc)."""
-    chunk, seed, arrays, draw, n_resamples, codes, levels, blocks, cell_maps, n_slices = item
+    """One task: the ``(K, width)`` partial product of a chunk of rows (module doc).
+
+    For 0/1 columns (:data:`COUNTING_DRAWS`) the rows are first summed within their cells —
+    rows with the same code in every column lie in the same slices — and the cells' sums
+    then over the slices: ``Aᵀ D = (A_cellsᵀ)(Cᵀ D)`` with C the rows' one cell each, a
+    product with one stored entry per row instead of one per row and block (about 16 times
+    fewer at depth 2), the same counts. Other scores keep the one product, whose float32
+    rounding does depend on how the rows are grouped."""
+    (chunk, seed, arrays, draw, n_resamples, codes, levels, blocks, cell_maps, n_slices,
+     counting) = item
     columns = draw(arrays, np.random.default_rng([seed, chunk]), n_resamples)
+    cell_rows = None
+    if counting and codes.shape[1]:
+        first, cell_of = row_cells(codes, levels)
+        rows = codes.shape[0]
+        cell_rows = sparse.csr_matrix(
+            (np.ones(rows, dtype=np.float32), cell_of, np.arange(rows + 1)),
+            shape=(rows, first.size))
+        codes = codes[first]
     ones = membership_matrix(codes, levels, blocks, cell_maps, n_slices)
     if xp_name == "cupy":
         import cupy
         from cupyx.scipy import sparse as device_sparse
-        return device_sparse.csr_matrix(ones).T @ cupy.asarray(columns)
+        columns = cupy.asarray(columns)
+        if cell_rows is not None:
+            columns = device_sparse.csr_matrix(cell_rows).T @ columns
+        return device_sparse.csr_matrix(ones).T @ columns
+    if cell_rows is not None:
+        columns = cell_rows.T @ columns
     return np.asarray(ones.T @ columns)
+
+
+def row_cells(codes: np.ndarray, levels: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of ``codes`` (``(rows, columns)``, −1 for none): the index of each
+    one's first row, and each row's cell among them. A row's cell is its mixed-radix code
+    (one digit a column, −1 included) where that fits 62 bits, else its row of codes."""
+    radix = [level + 1 for level in levels]
+    if np.prod(np.asarray(radix, dtype=np.float64)) < 2.0 ** 62:
+        key = np.zeros(codes.shape[0], dtype=np.int64)
+        for column, base in enumerate(radix):
+            key = key * base + (codes[:, column] + 1)
+        _, first, cell_of = np.unique(key, return_index=True, return_inverse=True)
+    else:
+        _, first, cell_of = np.unique(codes, axis=0, return_index=True, return_inverse=True)
+    return first, cell_of.ravel()
 
 
 def chunk_items(family: SliceFamily, scores: RowScores, seed: int) -> list[tuple]:
     """The tasks of :func:`slice_sums`, one per chunk of rows: everything a task needs travels
     in its item (its rows' arrays and codes, the family's cell maps), so nothing is shared."""
     step = chunk_rows(scores.width, family)
+    counting = scores.draw in COUNTING_DRAWS
     return [
         (k, seed, tuple(np.ascontiguousarray(a[start:start + step]) for a in scores.arrays),
          scores.draw, scores.n_resamples, family.codes[start:start + step],
-         family.codings_levels, family.blocks, family.cell_maps, family.n_slices)
+         family.codings_levels, family.blocks, family.cell_maps, family.n_slices, counting)
         for k, start in enumerate(range(0, family.n, step))
     ]
 

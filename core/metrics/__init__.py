@@ -20,7 +20,9 @@ This is the public face (``from core import metrics``); one concept per module:
 * :mod:`core.metrics.skce_estimate` — the SKCE estimators (unbiased, biased, block);
 * :mod:`core.metrics.streamed` — the same tables and numbers from sums accumulated
   partition by partition (a streamed audit), with a Poisson bootstrap;
-  :mod:`core.metrics.order_statistics` — exact quantiles of a streamed vector.
+  :mod:`core.metrics.order_statistics` — exact quantiles of a streamed vector;
+* :mod:`core.metrics.orders` — the order that sorts an array, kept for the same values (the
+  sorts an audit repeats).
 
 The hypothesis tests built on these measures are in :mod:`core.stattests`.
 """

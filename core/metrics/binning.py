@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core.data.validation import check_choice, check_count, check_probs_labels
+from core.metrics.orders import sort_order
 from core.metrics.scores import resolve_notion, scores
 
 STRATEGIES = ("uniform", "quantile")
@@ -121,7 +122,7 @@ def quantile_cuts(sorted_conf: np.ndarray, n_bins: int) -> np.ndarray:
 
 def quantile_ids(conf: np.ndarray, n_bins: int) -> np.ndarray:
     """Equal-mass bin (0 … K−1, some possibly empty) of every row by :func:`quantile_cuts`."""
-    order = np.argsort(conf)  # any order within ties: cuts fall between runs only
+    order = sort_order(conf)  # any order within ties: cuts fall between runs only
     cuts = quantile_cuts(conf[order], n_bins)
     ids = np.empty(conf.shape[0], dtype=np.int64)
     ids[order] = np.searchsorted(cuts, np.arange(conf.shape[0]), side="right")

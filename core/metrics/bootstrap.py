@@ -21,6 +21,7 @@ from core.metrics.binning import (
     run_sides,
 )
 from core.metrics.descriptions import METRIC_KEYS
+from core.metrics.orders import sort_order
 from core.metrics.scores import brier_rows, class_outcomes, confidence_outcome_of, correct, nll_rows
 
 #: Largest number of matrix elements (resamples × rows) one resampling block holds.
@@ -53,7 +54,7 @@ class SortedScore:
 
     def __init__(self, conf: np.ndarray, outcome: np.ndarray) -> None:
         n = conf.shape[0]
-        order = np.argsort(conf)  # any order within ties: every cut falls between runs
+        order = sort_order(conf)  # any order within ties: every cut falls between runs
         self.n = n
         self.n_blocks = n // _PREFIX_BLOCK + 1  # ≥ 1 spare slot, so position n is in a block
         size = self.n_blocks * _PREFIX_BLOCK
@@ -117,11 +118,13 @@ class SortedScore:
         """Per-bin ``(n_b, Σ c, Σ o)`` of every resample, for each strategy.
 
         ``weights`` is ``(resamples, n + 1)`` row multiplicities in the original row order with
-        a trailing zero column; quantile cuts are recomputed inside every resample
-        (the tie rule of :func:`core.metrics.binning.run_sides`).
+        a trailing zero column, of any numeric type (the smallest integer type that holds
+        them is the quickest to gather into sorted order); quantile cuts are recomputed
+        inside every resample (the tie rule of :func:`core.metrics.binning.run_sides`).
         """
         rows, n = weights.shape[0], self.n
-        w = weights[:, self.order].reshape(rows, self.n_blocks, _PREFIX_BLOCK)
+        w = weights[:, self.order].astype(np.float64, copy=False).reshape(
+            rows, self.n_blocks, _PREFIX_BLOCK)
         prefix = np.zeros((3, rows, self.n_blocks + 1))
         np.cumsum(w.sum(axis=-1), axis=-1, out=prefix[0, :, 1:])
         np.cumsum(np.einsum("rbl,bl->rb", w, self.values[0]), axis=-1, out=prefix[1, :, 1:])
@@ -164,15 +167,20 @@ def bootstrap_draws(
         rows = block.shape[0]
         # Multiplicity of every row in every resample, plus a zero column at index n.
         offsets = (n + 1) * np.arange(rows)[:, None]
-        weights = np.bincount((block + offsets).ravel(), minlength=rows * (n + 1))
-        weights = weights.reshape(rows, n + 1).astype(np.float64)
+        counts = np.bincount((block + offsets).ravel(), minlength=rows * (n + 1))
+        counts = counts.reshape(rows, n + 1)
+        weights = counts.astype(np.float64)
+        # the scores gather the multiplicities into their sorted orders: as bytes where they
+        # fit (a row drawn 256 times in one resample does not happen at any n here), four
+        # times less memory to walk at random than float64, the same numbers once converted
+        compact = counts.astype(np.uint8 if counts.max() < 256 else np.int64)
         means = weights[:, :n] @ per_row / n
         for j, key in enumerate(("accuracy", "brier", "nll")):
             draws[key].append(means[:, j])
-        notion_sums = {id(s): s.bin_sums(weights, n_bins, notion_strategies)
+        notion_sums = {id(s): s.bin_sums(compact, n_bins, notion_strategies)
                        for s in notion_scores}
         class_sums = [notion_sums[id(s)]["quantile"] if id(s) in shared
-                      else s.bin_sums(weights, n_bins, ("quantile",))["quantile"]
+                      else s.bin_sums(compact, n_bins, ("quantile",))["quantile"]
                       for s in classes]
         binned = [sums[strategy] for sums in notion_sums.values()]
         draws["ece_l1"].append(np.mean([ece_from_sums(*s, "l1") for s in binned], axis=0))
@@ -182,7 +190,7 @@ def bootstrap_draws(
         draws["mce"].append(np.max([mce_from_sums(*s) for s in binned], axis=0))
         draws["ace"].append(np.mean([ace_from_sums(*s) for s in class_sums], axis=0))
         top_sums = (notion_sums[id(top_label)]["quantile"] if id(top_label) in shared
-                    else top_label.bin_sums(weights, n_bins, ("quantile",))["quantile"])
+                    else top_label.bin_sums(compact, n_bins, ("quantile",))["quantile"])
         draws["ace_top_label"].append(ace_from_sums(*top_sums))
         draws["ece_debiased"].append(np.mean(
             [debiased_from_sums(*sums["quantile"]) for sums in notion_sums.values()], axis=0))

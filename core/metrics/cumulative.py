@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from core.data.validation import check_choice
+from core.metrics.orders import sort_order
 from core.metrics.scores import one_confidence_per_row
 
 STATISTICS = ("ks", "kuiper")
@@ -95,7 +96,7 @@ def _differences(conf: np.ndarray, outcome: np.ndarray, notion: str) -> Cumulati
     if np.all(conf[:-1] <= conf[1:]):  # already sorted (the bootstrap's resamples are)
         s, o = conf, outcome
     else:  # any order within ties: C is read only at the ends of runs
-        order = np.argsort(conf)
+        order = sort_order(conf)
         s, o = conf[order], outcome[order]
     ends = np.flatnonzero(np.append(s[1:] != s[:-1], True))  # last row of each tied run
     cumulative = np.concatenate([[0.0], np.cumsum(o - s)[ends] / n])

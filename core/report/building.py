@@ -18,7 +18,7 @@ from core.audit.results import AuditResult
 from core.data.audit_data import AuditData
 from core.data.validation import check_choice
 from core.ensembles.summary import CredalComparison
-from core.report.charts import AuditFigure, audit_figures, slug
+from core.report.charts import AuditFigure, audit_figures, page_figures, slug, unique_keys
 from core.report.export import (
     FORMATS,
     PLOTLY_FILE,
@@ -150,6 +150,30 @@ def render_figures(figures: Sequence[AuditFigure], formats: Sequence[str],
     return files, notes
 
 
+#: Figures of an audit report (a guess, for the progress bar while they are being built).
+_EXPECTED_FIGURES = 9
+
+
+def _built_and_drawn(result: AuditResult, audit: AuditData, progress: Progress
+                     ) -> tuple[tuple[AuditFigure, ...], dict[str, bytes]]:
+    """The audit's figures (:func:`~core.report.charts.audit_figures`) and their SVG images,
+    each figure sent to the browser as soon as its page's figures are built, so that
+    building the next ones (the LCB trends' bootstrap, plotly's templates) runs while the
+    browser draws."""
+    built, drawing = [], []
+    with ThreadPoolExecutor(2) as pool:
+        for page in page_figures(result, audit):
+            for item in page:
+                built.append(item)
+                drawing.append(pool.submit(export_figure, item.figure, "svg", item.title))
+                progress(min(0.9, len(built) / _EXPECTED_FIGURES),
+                         f"Figure {item.title} (SVG)…")
+        figures = tuple(unique_keys(built))  # the same figures; keys made unique
+        images = {item.key: job.result() for item, job in zip(figures, drawing, strict=True)}
+    progress(1.0, "Figures drawn")
+    return figures, images
+
+
 def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame | None = None,
                  formats: Sequence[str] = FORMATS, pdf: bool = True,
                  figures: Sequence[AuditFigure] | None = None,
@@ -197,15 +221,19 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
     seconds: dict[str, float] = {}
     start = time.perf_counter()
     report(0.0, "Drawing the figures…")
-    figures = tuple(figures) if figures is not None else audit_figures(result, audit)
-    created = dt.datetime.now(dt.timezone.utc)
     # the report's own images first: its PDF is printed while the figure files are drawn
     reason = static_unavailable_reason()
     images, html_notes = None, ()
-    if reason is None:
+    if figures is None and reason is None:
+        figures, images = _built_and_drawn(result, audit, lambda f, m: report(0.3 * f, m))
+    elif figures is None:
+        figures = audit_figures(result, audit)
+    figures = tuple(figures)
+    if reason is None and images is None:
         svg, _ = render_figures(figures, ("svg",), lambda f, m: report(0.3 * f, m))
         images = {key: by_format["svg"] for key, by_format in svg.items()}
-    else:
+    created = dt.datetime.now(dt.timezone.utc)
+    if reason is not None:
         where = f"figures/{PLOTLY_FILE} of the report's folder" if shared_plotly else "inline"
         html_notes = (f"The HTML report is interactive (plotly.js {where}) because its "
                       "figures could not be drawn as images: " + reason,)

@@ -10,6 +10,7 @@ command line all draw from here.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
@@ -178,6 +179,23 @@ def slice_figures(result: AuditResult) -> list[AuditFigure]:
     return figures
 
 
+def page_figures(result: AuditResult, audit: AuditData) -> Iterator[list[AuditFigure]]:
+    """The figures of :func:`audit_figures`, one page's list at a time, each built when it is
+    asked for (so the first can be drawn while the next are built); keys not yet made
+    unique (:func:`unique_keys`)."""
+    expected = result.stream.sample_fingerprint if result.stream is not None else \
+        result.fingerprint  # a streamed audit's figures draw rows from its seeded sample
+    if audit.fingerprint != expected:
+        raise ValueError("The audit result was computed on other data than the one given: "
+                         f"fingerprints {expected[:12]} and "
+                         f"{audit.fingerprint[:12]} differ. Pass the data the audit ran on.")
+    yield reliability_figures(result, audit)
+    yield klce_figures(result)
+    yield lcb_figures(result, audit)
+    yield lce_figures(result)
+    yield slice_figures(result)
+
+
 def audit_figures(result: AuditResult, audit: AuditData) -> tuple[AuditFigure, ...]:
     """Every figure of the audit, in the order of the pages.
 
@@ -194,15 +212,7 @@ def audit_figures(result: AuditResult, audit: AuditData) -> tuple[AuditFigure, .
     tuple of AuditFigure
         Styled, captioned figures with unique keys.
     """
-    expected = result.stream.sample_fingerprint if result.stream is not None else \
-        result.fingerprint  # a streamed audit's figures draw rows from its seeded sample
-    if audit.fingerprint != expected:
-        raise ValueError("The audit result was computed on other data than the one given: "
-                         f"fingerprints {expected[:12]} and "
-                         f"{audit.fingerprint[:12]} differ. Pass the data the audit ran on.")
-    figures = [*reliability_figures(result, audit), *klce_figures(result),
-               *lcb_figures(result, audit), *lce_figures(result), *slice_figures(result)]
-    return tuple(unique_keys(figures))
+    return tuple(unique_keys([item for page in page_figures(result, audit) for item in page]))
 
 
 def unique_keys(figures: list[AuditFigure]) -> list[AuditFigure]:

@@ -2,8 +2,9 @@
 standalone HTML with plotly.js inline.
 
 Static formats need a Chromium browser. One browser is started per process, on the first
-static export, and reused for every later figure (kaleido ≥ 1.0 keeps a page open in it and
-renders each figure there): :func:`renderer` returns that process-wide
+static export, and reused for every later figure (kaleido ≥ 1.0 keeps a page open in it,
+:data:`PAGES`, and renders each figure there, without reloading the page in between:
+:data:`RELOAD_EVERY`): :func:`renderer` returns that process-wide
 :class:`FigureRenderer`. Kaleido's own ``start_sync_server`` is not used because its calls
 wait forever when the browser fails to start; here every call has a time limit and the
 browser's failure becomes a :class:`ExportError` with a sentence saying why.
@@ -138,17 +139,57 @@ def opaque_png(data: bytes) -> bytes:
     return out.getvalue() if out.tell() < len(data) else data
 
 
+#: Pages (tabs, each its own renderer process) the figure browser draws on at once. One:
+#: opening a page costs about 2 CPU seconds (plotly.js loaded and parsed), and a second one
+#: gained less wall time than that on two busy cores.
+PAGES = 1
+#: Figures a kaleido page draws before it is reloaded (kaleido itself reloads it after every
+#: figure, which reparses plotly.js: two thirds of Chromium's time for a report's figures).
+RELOAD_EVERY = 64
+
+
+def _kaleido_class(kaleido):
+    """kaleido's ``Kaleido``, reloading its page after every :data:`RELOAD_EVERY`-th figure
+    instead of after each one.
+
+    Each figure is drawn by ``Plotly.toImage`` on a graph div of its own that plotly.js
+    removes again (a PDF also sets the page's ``<img>`` and ``@page`` rule, which the next PDF
+    sets anew), so a figure does not depend on the figures drawn before it on the page: the
+    PNG files are byte for byte those of a freshly loaded page, the PDF files draw the same
+    pixels, and the SVG files differ only in plotly's random element ids (as any two
+    drawings do). The occasional reload still bounds what a long-lived page (the app's
+    renderer) accumulates. Where this kaleido has no such method (another major version),
+    its own class is used as it is.
+    """
+    base = kaleido.Kaleido
+    if not hasattr(base, "_return_kaleido_tab"):
+        return base
+
+    class ReusedPage(base):
+        async def _return_kaleido_tab(self, tab) -> None:
+            self._drawn = getattr(self, "_drawn", 0) + 1
+            queue = getattr(self, "tabs_ready", None)
+            if queue is None or self._drawn % RELOAD_EVERY == 0:
+                await super()._return_kaleido_tab(tab)  # kaleido's own: reload, then put back
+            else:
+                await queue.put(tab)
+
+    return ReusedPage
+
+
 @dataclass
 class FigureRenderer:
     """One Chromium, started on first use and reused, rendering figures through kaleido.
 
     The browser runs in a daemon thread with its own event loop; :meth:`render` submits one
     figure and waits at most ``timeout`` seconds. Safe to call from several threads (the
-    Streamlit server's sessions): kaleido queues the figures on its page.
+    Streamlit server's sessions): kaleido queues the figures on its ``pages`` pages, which
+    draw side by side.
     """
 
     browser: str | None = None
     timeout: float = RENDER_TIMEOUT
+    pages: int = PAGES
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -174,7 +215,8 @@ class FigureRenderer:
 
         async def open_browser():
             # mathjax=False: kaleido would otherwise load MathJax from a CDN
-            browser = kaleido.Kaleido(n=1, timeout=self.timeout, path=path, mathjax=False)
+            browser = _kaleido_class(kaleido)(n=self.pages, timeout=self.timeout,
+                                              path=path, mathjax=False)
             await browser.open()
             return browser
 

@@ -9,6 +9,7 @@ import numpy as np
 from scipy import stats
 
 from core.data.validation import check_count, check_probs
+from core.metrics.orders import sort_order
 from core.stattests.result import TestResult
 
 # --------------------------------------------------------------------------- binned test
@@ -48,7 +49,7 @@ def hosmer_lemeshow(
     if outcome.shape != confidence.shape or not np.isin(outcome, (0.0, 1.0)).all():
         raise ValueError("outcome must hold one 0 or 1 per row of confidence.")
     n_groups = check_count("n_groups", n_groups, 1)
-    order = np.argsort(confidence, kind="stable")
+    order = sort_order(confidence, "stable")
     groups = np.array_split(order, min(n_groups, confidence.size))
     observed = np.array([outcome[g].sum() for g in groups])
     expected = np.array([confidence[g].sum() for g in groups])
