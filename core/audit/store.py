@@ -148,6 +148,11 @@ class OnceStore(SectionStore):
     -------
     section(section, data, settings, progress=None)
         The section's result, computed on the first request.
+
+    Attributes
+    ----------
+    section : callable
+        The one method: a section's result, computed once (:meth:`section`).
     """
 
     def __init__(self) -> None:

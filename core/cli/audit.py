@@ -177,9 +177,8 @@ def run_audit_command(options: argparse.Namespace, stream: TextIO) -> int:
     """The ``audit`` command: streamed (:func:`core.cli.streamed.should_stream`) or in memory,
     audited, reported; the exit status."""
     streamed = should_stream(options)
-    # the figure browser starts while the data is read (on the core the reading leaves
-    # free) and audited
-    renderer().warm_up()
+    if streamed:
+        renderer().warm_up()  # the figure browser starts while the data is audited
     methods = check_methods(getattr(options, "recalibrate", ()))
     if streamed:
         if options.members:

@@ -56,8 +56,7 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
     else 0."""
     start = time.perf_counter()
     bar = ProgressBar(stream, "audit ")
-    try:  # the figure browser starts, if not yet started (``audit`` starts it while it
-        # reads the table), on the core the first lane of the audit leaves free
+    try:  # the figure browser starts on the core the first lane of the audit leaves free
         result = run_audit(audit, settings, progress=bar, core_free=renderer().warm_up)
     finally:
         bar.close()
