@@ -32,9 +32,11 @@ DYNAMIC_CALLS = {
     "tests/dask_cluster.py": "python",      # the same, for the tcp:// and tls:// test clusters
     "benchmarks/flake.py": "python",        # sys.executable -m pytest, run after run
     "benchmarks/serve_load.py": "python",   # asyncio.run (no program), the app server
+    "benchmarks/monitor_scale.py": "python",  # sys.executable -m core.cli monitor, measured
     "benchmarks/streaming.py": "python",    # the venv's dask scheduler / worker, its CLI
     "benchmarks/slider_latency.py": "chromium",  # Playwright's executable_path, the app server
     "tests/test_architecture.py": "python",  # the venv's lint-imports on a copy of the code
+    "tests/test_memory_release.py": "python",  # sys.executable: a fresh heap for the trim test
     "tests/system_programs.py": "chromium",  # requires_program: shutil.which of a PROGRAMS key
 }
 
