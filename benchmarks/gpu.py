@@ -1,12 +1,22 @@
 """The GPU engine against the threaded one: same statistic, and its speed at scale.
 
     python -m benchmarks.gpu [--sizes 20000,100000,1000000] [--resamples 1000]
+    python -m benchmarks.gpu --part rff [--sizes 1000000,10000000] [--resamples 200]
 
-Needs CuPy with a CUDA device (run on a GPU machine). For every n: the exact KLCE test
-(consistency-combined null, the I-trustworthy Type-II setting with d = 3) on the GPU in float64
-and float32; at the first n also on the threaded engine, with the largest relative difference of
-the statistic and the null values, and the float32 error in units of the null's standard
-deviation.
+Needs CuPy with a CUDA device (run on a GPU machine).
+
+``--part exact`` (default): for every n, the exact KLCE test (consistency-combined null, the
+I-trustworthy Type-II setting with d = 3) on the GPU in float64 and float32; at the first n also
+on the threaded engine, with the largest relative difference of the statistic and the null
+values, and the float32 error in units of the null's standard deviation.
+
+``--part rff``: the random-feature sums (:func:`core.kernels.rff.accumulate_maps`, the sums of
+the streamed audit's kernel pass) through the KLCE test (d = 3) and the SKCE test with
+``computation="rff"`` (D = 1,024 features, B resamples), on the threaded engine (one thread per
+core of the machine) and on the GPU, one after the other on the same data: both times, their
+ratio, and the largest difference of the statistic and of the null values in units of the
+null's standard deviation (the GPU computes the features in float32 as the threads do, so the
+two differ by the rounding of the float32 products), and the two p-values.
 """
 
 from __future__ import annotations
@@ -18,7 +28,9 @@ import numpy as np
 
 from core.data.simulations import type_two_paper
 from core.kernels import engine
+from core.kernels.engine import machine_workers
 from core.stattests.klce import klce_test
+from core.stattests.skce import skce_test
 
 
 def timed(p, y, X, resamples: int, name: str, dtype: str = "float64"):
@@ -28,14 +40,54 @@ def timed(p, y, X, resamples: int, name: str, dtype: str = "float64"):
         return time.perf_counter() - start, result
 
 
+def random_features(sizes: list[int], resamples: int) -> None:
+    """``--part rff`` (module doc)."""
+    tests = {"KLCE": lambda p, y, X: klce_test(p, y, X, n_resamples=resamples, seed=0,
+                                               computation="rff"),
+             "SKCE": lambda p, y, X: skce_test(p, y, n_resamples=resamples, seed=0,
+                                               computation="rff")}
+    warm_p, warm_y, warm_X = type_two_paper(np.random.default_rng(1), n=20_000, d=3)
+    with engine.use("gpu"):  # CuPy compiles its kernels on first use
+        for test in tests.values():
+            test(warm_p, warm_y, warm_X)
+    print(f"random-feature sums, D = 1,024, B = {resamples}; threads: {machine_workers()}")
+    for n in sizes:
+        p, y, X = type_two_paper(np.random.default_rng(n), n=n, d=3)
+        for name, test in tests.items():
+            seconds, results = {}, {}
+            for chosen in ("threads", "gpu"):
+                with engine.use(chosen):
+                    start = time.perf_counter()
+                    results[chosen] = test(p, y, X)
+                    seconds[chosen] = time.perf_counter() - start
+            cpu, gpu = results["threads"], results["gpu"]
+            assert str(gpu.parameters["computation"]).startswith("rff"), gpu.parameters
+            scale = float(np.std(cpu.null))
+            shift = max(abs(cpu.statistic - gpu.statistic),
+                        float(np.max(np.abs(cpu.null - gpu.null)))) / scale
+            print(f"{name} n = {n:>10,}: threads {seconds['threads']:7.2f} s, "
+                  f"gpu {seconds['gpu']:7.2f} s ({seconds['threads'] / seconds['gpu']:.1f}×); "
+                  f"largest difference {shift:.1e} null sd; "
+                  f"p {cpu.p_value:.4f} / {gpu.p_value:.4f}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="20000,100000,1000000")
-    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--part", choices=("exact", "rff"), default="exact")
+    parser.add_argument("--sizes", default=None,
+                        help="rows, comma-separated (exact: 20000,100000,1000000; "
+                             "rff: 1000000,10000000)")
+    parser.add_argument("--resamples", type=int, default=None,
+                        help="B (exact: 1000; rff: 200)")
     args = parser.parse_args()
     if not engine.gpu_available():
         raise SystemExit("No CUDA device with CuPy: run this on a GPU machine.")
-    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.part == "rff":
+        random_features([int(s) for s in (args.sizes or "1000000,10000000").split(",")],
+                        args.resamples or 200)
+        return
+    sizes = [int(s) for s in (args.sizes or "20000,100000,1000000").split(",")]
+    args.resamples = args.resamples or 1000
     print(f"KLCE test, B = {args.resamples}, consistency-combined null")
     for k, n in enumerate(sizes):
         p, y, X = type_two_paper(np.random.default_rng(n), n=n, d=3)

@@ -7,7 +7,13 @@ import pytest
 from scipy.special import expit
 
 from core.data.simulations import calibrated_two_features, type_two_paper
-from core.kernels.rff import FourierMap, accumulate, accumulate_maps, bernoulli_columns
+from core.kernels.rff import (
+    FourierMap,
+    accumulate,
+    accumulate_maps,
+    bernoulli_columns,
+    drawn_ahead,
+)
 from core.stattests.klce import klce_test
 from core.stattests.klce_grid import klce_grid_test
 from core.stattests.skce import skce_test
@@ -275,3 +281,32 @@ def test_random_feature_sums_on_the_gpu_engine_equal_the_threads(monkeypatch) ->
         np.testing.assert_allclose(mine.plain(), theirs.plain(), rtol=1e-5)
         np.testing.assert_allclose(mine.centred(), theirs.centred(), rtol=1e-5)
         np.testing.assert_allclose(mine.e2_sum, theirs.e2_sum, rtol=1e-12)  # added in order
+
+
+@pytest.mark.parametrize("workers", [1, 3])
+def test_columns_drawn_ahead_come_in_chunk_order_in_the_callers_context(monkeypatch,
+                                                                         workers) -> None:
+    """The GPU pass's columns, drawn on threads ahead of the device, are the chunks' columns in
+    order (more chunks than the window of two per thread), each drawn under the engine settings
+    chosen by the caller, and no more than the window is drawn before the consumer asks."""
+    from core.kernels import engine, rff
+
+    monkeypatch.setattr(rff, "machine_workers", lambda: workers)
+    p = np.linspace(0.05, 0.95, 1000)
+    columns = bernoulli_columns(p, np.zeros_like(p), 5, seed=3)
+    chunks = [slice(start, min(start + 64, 1000)) for start in range(0, 1000, 64)]
+    seen: list = []
+
+    def drawing(rows: slice) -> np.ndarray:
+        seen.append((rows.start, engine.current().label))
+        return columns(rows)
+
+    with engine.use("threads", label="the caller's"):
+        stream = drawn_ahead(drawing, chunks)
+        first = next(stream)
+        assert len(seen) <= max(1, 2 * workers)
+        drawn = [first, *stream]
+    assert len(drawn) == len(chunks)
+    for rows, E in zip(chunks, drawn, strict=True):
+        np.testing.assert_array_equal(E, columns(rows))
+    assert sorted(seen) == [(rows.start, "the caller's") for rows in chunks]

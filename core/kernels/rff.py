@@ -45,7 +45,10 @@ exactly as one pass over all rows would.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import contextvars
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -257,14 +260,16 @@ def accumulate_maps(points: np.ndarray, columns: ColumnSource, fourier: FourierM
     runs them (fewer inside an audit's lane), and the groups' accumulators are added in group
     order, so the sums are the same on every run; ``progress(fraction)`` reports the chunks
     done, from the calling thread. On the GPU engine the same chunks, with the same residual
-    columns, run one after the other on the device (:class:`FourierAccumulator`): the sums
-    equal the threads' to the rounding of the float32 products."""
+    columns, run one after the other on the device (:class:`FourierAccumulator`), their
+    columns drawn ahead on the machine's threads (:func:`drawn_ahead`; the draws, not the
+    device's products, bound that pass): the sums equal the threads' to the rounding of the
+    float32 products."""
     n = points.shape[0]
     chunks = [slice(start, min(start + chunk_rows, n)) for start in range(0, n, chunk_rows)]
     if engine_now().name == "gpu":  # one device: the chunks in order, each on the GPU
         accumulator = FourierAccumulator(fourier, bandwidths, "cupy")
-        for k, rows in enumerate(chunks):
-            accumulator.add(points[rows], columns(rows))
+        for k, (rows, E) in enumerate(zip(chunks, drawn_ahead(columns, chunks), strict=True)):
+            accumulator.add(points[rows], E)
             if progress is not None:
                 progress((k + 1) / len(chunks))
         return accumulator.sums()
@@ -287,6 +292,23 @@ def accumulate_maps(points: np.ndarray, columns: ColumnSource, fourier: FourierM
     for part in parts:
         total.merge(part)
     return total.sums()
+
+
+def drawn_ahead(columns: ColumnSource, chunks: Sequence[slice]) -> Iterator[np.ndarray]:
+    """``columns(rows)`` of each chunk in order, computed on :func:`machine_workers` threads up
+    to two chunks per thread ahead of the consumer (each in a copy of the caller's context),
+    so the memory held is a few chunks' columns whatever the number of rows."""
+    workers = machine_workers()
+    if workers <= 1:
+        yield from (columns(rows) for rows in chunks)
+        return
+    with ThreadPoolExecutor(workers) as pool:
+        ahead: deque = deque()
+        for k in range(len(chunks)):
+            while len(ahead) < 2 * workers and k + len(ahead) < len(chunks):
+                rows = chunks[k + len(ahead)]
+                ahead.append(pool.submit(contextvars.copy_context().run, columns, rows))
+            yield ahead.popleft().result()
 
 
 def bernoulli_columns(p: np.ndarray, residuals: np.ndarray, n_resamples: int, seed: int,
