@@ -104,7 +104,7 @@ def test_one_row_group_a_pandas_file_and_a_folder_give_the_same_results(tmp_path
                                     batch_rows=2 * CHUNK_ROWS)
         assert streamed.result.stream.partitions == 2
         found[name] = (document(streamed), streamed.result.fingerprint)
-    assert "1 row groups" in open_source(tmp_path / "one.parquet").describe()
+    assert "1 row group," in open_source(tmp_path / "one.parquet").describe()
     assert "4 Parquet files" in open_source(folder).describe()
     for name in ("groups.parquet", "folder"):
         assert found[name][1] == found["one.parquet"][1]  # the table's fingerprint

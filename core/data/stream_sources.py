@@ -189,8 +189,10 @@ class TableSource:
         if self.kind == "parquet":
             files = len({p.path for p in units})
             return (f"{self.name} ({files:,} Parquet file{'s' if files > 1 else ''}, "
-                    f"{len(units):,} row groups, {self.n:,} rows{batches})")
-        return f"{self.name} ({self.kind} DataFrame, {len(units):,} partitions, " \
+                    f"{len(units):,} row group{'s' if len(units) != 1 else ''}, "
+                    f"{self.n:,} rows{batches})")
+        return f"{self.name} ({self.kind} DataFrame, {len(units):,} partition" \
+               f"{'s' if len(units) != 1 else ''}, " \
                f"{self.n:,} rows{batches})"
 
 def parquet_pieces(unit: Partition, columns: list[str], first: int, stop: int, size: int
