@@ -295,11 +295,19 @@ def write_folder(folder: Path, rows: int) -> None:
 
 
 def write_single(path: Path, rows: int, layout: str) -> None:
-    """One Parquet file of :func:`scale_table` rows: ``"benchmark"`` row groups of
-    :data:`ROW_GROUP` rows, ``"pandas"`` ``DataFrame.to_parquet`` with no options (pyarrow's
-    default row groups, 1,048,576 rows), ``"one-group"`` a single row group of every row."""
+    """One table of :func:`scale_table` rows: ``"benchmark"`` one Parquet file of row groups
+    of :data:`ROW_GROUP` rows, ``"pandas"`` ``DataFrame.to_parquet`` with no options (pyarrow's
+    default row groups, 1,048,576 rows), ``"one-group"`` a single row group of every row,
+    ``"folder"`` the same rows as a folder of :data:`FILE_ROWS`-row files of
+    :data:`ROW_GROUP`-row groups (the layout of :func:`write_folder`, the same table as the
+    single files)."""
     frame = scale_table(rows)
-    if layout == "pandas":
+    if layout == "folder":
+        path.mkdir(parents=True, exist_ok=True)
+        for k, start in enumerate(range(0, rows, FILE_ROWS)):
+            frame.iloc[start:start + FILE_ROWS].to_parquet(
+                path / f"part-{k:05d}.parquet", index=False, row_group_size=ROW_GROUP)
+    elif layout == "pandas":
         frame.to_parquet(path, index=False)
     else:
         frame.to_parquet(path, index=False,
@@ -401,7 +409,8 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
     time, CPU seconds and ratio to the baseline are printed, then the ratios before/after."""
     base = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ca-stream-"))
     base.mkdir(parents=True, exist_ok=True)
-    data = base / (f"scale-{rows}-{layout}.parquet" if single else f"scale-{rows}")
+    data = base / (f"scale-{rows}-{layout}" + (".parquet" if layout != "folder" else "")
+                   if single else f"scale-{rows}")
     out = base / "report"
     began = time.perf_counter()
     if not data.exists():
@@ -409,7 +418,7 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
             write_single(data, rows, layout)
         else:
             write_folder(data, rows)
-    files = [data] if single else list(data.iterdir())
+    files = list(data.iterdir()) if data.is_dir() else [data]
     print(f"wrote {rows:,} rows to {data} in {time.perf_counter() - began:.0f} s "
           f"({sum(f.stat().st_size for f in files) / 2**30:.2f} GiB); {load()}",
           flush=True)
@@ -470,7 +479,7 @@ def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool
             except subprocess.TimeoutExpired:
                 process.kill()
         if not keep:
-            if single:
+            if single and not data.is_dir():
                 data.unlink(missing_ok=True)
             shutil.rmtree(base if folder is None else data, ignore_errors=True)
             shutil.rmtree(out, ignore_errors=True)
@@ -664,14 +673,16 @@ def main() -> None:
     big.add_argument("--keep", action="store_true", help="keep the generated data")
     big.add_argument("--formats", default="png,html",
                      help="the command's --formats ('' for its default, all four)")
-    big.add_argument("--layout", choices=("benchmark", "pandas", "one-group"),
+    big.add_argument("--layout", choices=("benchmark", "pandas", "one-group", "folder"),
                      default="benchmark",
-                     help="with --single-file: row groups of 131,072 rows (benchmark), "
-                          "pandas' default (1,048,576) or one row group of every row")
+                     help="with --single-file: one file of row groups of 131,072 rows "
+                          "(benchmark), pandas' default (1,048,576) or one row group of every "
+                          "row; or the same table as a folder of 1,000,000-row files")
     big.add_argument("--stream", action="store_true", help="pass --stream to the command")
     big.add_argument("--memory", default=None, help="pass --memory GB to the command")
     big.add_argument("--single-file", action="store_true",
-                     help="one Parquet file (audited in memory up to 2,000,000 rows)")
+                     help="one table generated at once: one Parquet file (audited in memory "
+                          "up to 2,000,000 rows), or with --layout folder its rows as a folder")
     big.add_argument("--before", type=Path, default=None,
                      help="a copy of the code to compare with (git archive main | tar -x -C "
                           "DIR): its command and this one's, one after the other")

@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from core.audit.findings import slice_section
 from core.audit.landscape import lce_section
-from core.audit.local_bias import lcb_bandwidths, lcb_section
-from core.audit.reliability import reliability_section
-from core.audit.results import AuditResult, ReliabilitySection
+from core.audit.local_bias import lcb_section
+from core.audit.reliability import (
+    binned_table,
+    extended_rows,
+    group_tables,
+    reliability_section,
+    resolved,
+    summary_metrics,
+    test_results,
+)
+from core.audit.results import AuditResult
 from core.audit.rows import audit_part, feature_columns, slice_names
 from core.audit.settings import AuditSettings
 from core.audit.store import OnceStore, Progress, SectionStore
@@ -18,6 +28,48 @@ from core.audit.trust import trust_section
 from core.data.audit_data import AuditData
 from core.kernels import engine
 from core.kernels.engine import CoreShare, in_threads, machine_workers, sharing
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One section of the audit, computed as ``store.section(section, data, settings)``;
+    ``share`` is its expected part of the audit's work (the progress bar's weight and the
+    order in which the two threads take the pieces)."""
+
+    share: float
+    title: str
+    section: Callable
+    data: AuditData
+    settings: Any
+
+
+def pieces_on_two_threads(compute: Callable[[int], object], count: int,
+                          core_free: Callable[[], None] | None,
+                          tick: Callable[[], None]) -> list:
+    """``[compute(k) for k in range(count)]`` on two threads sharing this machine's cores,
+    each taking the next piece in order when it is free; ``core_free()`` once, when a thread
+    finds no piece left while the other still computes."""
+    share, lock, next_piece, values = CoreShare(2), threading.Lock(), [0], [None] * count
+    idle = [0]
+
+    def worker(_: int) -> None:
+        with sharing(share):
+            while True:
+                with lock:
+                    k = next_piece[0]
+                    next_piece[0] += 1
+                if k >= count:
+                    break
+                values[k] = compute(k)
+        share.finish()
+        with lock:
+            idle[0] += 1
+            first = idle[0] == 1
+        if first and core_free is not None:
+            core_free()  # the other thread still computes: a core is free
+
+    in_threads(worker, [0, 1], n_jobs=min(2, machine_workers()), tick=tick)
+    return values
 
 
 def run_audit(audit: AuditData, settings: AuditSettings | None = None,
@@ -39,9 +91,9 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
         :class:`~core.audit.store.OnceStore`; the app passes its cache, which answers with
         what the pages computed at the same settings).
     core_free : callable, optional
-        Called once, from a lane's thread, when the lanes run side by side and the first of
-        them has finished while the other still runs, so a core is free (the command line
-        starts its figure browser then).
+        Called once, from one of the two threads that compute the pieces side by side, when
+        it finds no piece left while the other still computes, so a core is free (the command
+        line starts its figure browser then).
 
     Returns
     -------
@@ -53,72 +105,53 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     store = store or OnceStore()
     data, part = audit_part(audit, settings.part)
     features = feature_columns(audit, settings.features)
-    # each lane's fraction done, and the latest message (a counter orders them)
-    latest = {"reliability": (0.0, 0, "Reliability: metrics, bootstrap intervals and tests…"),
-              "local": (0.0, 0, "Trust test: KLCE² over the bandwidth grid…")}
-    weights = {"reliability": 0.4, "local": 0.6}
-    counter = [0]
-
-    def lane(name: str, start: float, width: float):
-        def report(fraction: float, message: str) -> None:
-            counter[0] += 1
-            latest[name] = (start + width * fraction, counter[0], message)
-            if not concurrent:
-                tick()
-        return report
-
-    def reliability_lane() -> ReliabilitySection:
-        done = lane("reliability", 0.0, 1.0)
-        if concurrent:
-            # LCB's cross-validated bandwidths (about 3 % of the audit), which the local lane
-            # reads from the store once its Trust test is done: the lanes end closer together
-            done(0.0, "Local bias: cross-validated bandwidths…")
-            store.section(lcb_bandwidths, audit, settings.local_bias(features))
-        done(0.0, "Reliability: metrics, bootstrap intervals and tests…")
-        section = store.section(reliability_section, data, settings.reliability())
-        done(1.0, "Reliability: done")
-        return section
-
-    def local_lane() -> tuple:
-        grid = store.section(trust_section, data, settings.trust(features),
-                             lambda f, m: lane("local", 0.0, 0.4)(f, f"Trust test: {m}"))
-        lane("local", 0.4, 0.0)(0.0, "Local bias: cross-validated bandwidths and LCB…")
-        bias = store.section(lcb_section, audit, settings.local_bias(features))
-        slices = store.section(slice_section, data,
-                               settings.findings(slice_names(audit, features)),
-                               lambda f, m: lane("local", 0.5, 0.15)(f, f"Findings: {m}"))
-        lane("local", 0.65, 0.0)(0.0, "LCE landscape: map of the audit features and MLCE "
-                                      "over γ…")
-        lce = store.section(lce_section, data, settings.landscape(features),
-                            lane("local", 0.65, 0.35))
-        return grid, bias, slices, lce
+    reliability_settings = resolved(data, settings.reliability())
+    pieces = [  # (share of the audit's work at 10⁶ rows, what it shows, the section's call)
+        Piece(0.16, "Findings", slice_section, data,
+              settings.findings(slice_names(audit, features))),
+        Piece(0.16, "Local bias", lcb_section, audit, settings.local_bias(features)),
+        Piece(0.15, "Trust test", trust_section, data, settings.trust(features)),
+        Piece(0.14, "Reliability: extended metrics", extended_rows, data, reliability_settings),
+        Piece(0.12, "LCE landscape", lce_section, data, settings.landscape(features)),
+        Piece(0.13, "Reliability: tests", test_results, data, reliability_settings),
+        Piece(0.12, "Reliability: metrics and intervals", summary_metrics, data,
+              reliability_settings),
+        Piece(0.02, "Reliability: groups", group_tables, data, reliability_settings),
+        Piece(0.00, "Reliability: bins", binned_table, data, reliability_settings),
+    ]
+    done, latest = [0.0] * len(pieces), ["Audit: starting…"]
 
     def tick() -> None:
         if progress is not None:
-            message = max(latest.values(), key=lambda item: item[1])[2]
-            progress(sum(weights[k] * latest[k][0] for k in latest), message)
+            progress(sum(piece.share * f for piece, f in zip(pieces, done, strict=True))
+                     / sum(piece.share for piece in pieces), latest[0])
 
-    # On this machine's threads the Reliability page's numbers and the local pages' run side
-    # by side, sharing the cores (:class:`~core.kernels.engine.CoreShare`: one thread each
-    # while both run, which measured 1.4 s faster at 10⁶ rows than each lane's pools taking
-    # both cores); an app's cached sections and a cluster or GPU engine run one after the
-    # other.
+    def compute(k: int) -> object:
+        piece = pieces[k]
+
+        def report(fraction: float, message: str) -> None:
+            done[k], latest[0] = fraction, f"{piece.title}: {message}"
+            if not concurrent:
+                tick()
+
+        report(0.0, "…")
+        value = store.section(piece.section, piece.data, piece.settings, report)
+        report(1.0, "done")
+        return value
+
+    # On this machine's threads the pieces run two at a time, each taken by the first thread
+    # that is free (largest first, so the two threads end close together), sharing the cores
+    # (:class:`~core.kernels.engine.CoreShare`: one thread each while both run); an app's
+    # cached sections and a cluster or GPU engine run one after the other.
     if concurrent:
-        tick()  # the start (0), before either lane reports
-        share, first_done = CoreShare(2), threading.Lock()
-
-        def run_lane(name: str):
-            with sharing(share):
-                result = reliability_lane() if name == "reliability" else local_lane()
-            if core_free is not None and first_done.acquire(blocking=False):
-                core_free()  # the first lane to finish: the other still runs
-            return result
-
-        reliability, (grid, bias, slices, lce) = in_threads(
-            run_lane, ["reliability", "local"], n_jobs=min(2, machine_workers()), tick=tick)
+        tick()  # the start (0), before a piece reports
+        values = pieces_on_two_threads(compute, len(pieces), core_free, tick)
     else:
-        reliability = reliability_lane()
-        grid, bias, slices, lce = local_lane()
+        values = [compute(k) for k in range(len(pieces))]
+    computed = {piece.section: value for piece, value in zip(pieces, values, strict=True)}
+    slices, bias = computed[slice_section], computed[lcb_section]
+    grid, lce = computed[trust_section], computed[lce_section]
+    reliability = store.section(reliability_section, data, settings.reliability())
     notes = () if features else ("No audit features are mapped: the KLCE test uses the "
                                  "prediction kernel only and there is no LCE landscape.",)
     if progress is not None:
