@@ -34,10 +34,10 @@ command and of every worker, prints the wall time, the peak memory of each and t
 average, and deletes the data and the report; with ``--before DIR`` (another copy of the code,
 e.g. ``git archive main | tar -x -C DIR``) it runs that code's command and this one's one
 after the other, ``--rounds`` times, and prints each one's wall time, CPU seconds and ratio
-to the baseline, then the before/after ratios. ``calibrate`` times random-feature passes and
-label draws on this machine (best of three, on its threads) and prints the seconds per unit
-that ``core.kernels.computation`` fixes as RFF_PRODUCT_SECONDS, RFF_FEATURE_SECONDS and
-RFF_DRAW_SECONDS.
+to the baseline, then the before/after ratios. ``calibrate`` times random-feature passes,
+label draws and the exact tile sum on this machine (best of three, on its threads) and prints
+the seconds per unit that ``core.kernels.computation`` fixes as RFF_PRODUCT_SECONDS,
+RFF_FEATURE_SECONDS, RFF_DRAW_SECONDS and EXACT_PAIR_SECONDS.
 """
 
 from __future__ import annotations
@@ -627,6 +627,7 @@ def calibrate() -> None:
         return lambda rows: E[rows]
 
     print(f"{load()}", flush=True)
+    exact = computation.measured_seconds_per_pair_column("threads")
     maps = np.ones((1, d))
     fourier = FourierMap.draw(d, 256, 0)
     wide = best(lambda: accumulate_maps(points, columns_of(201), fourier, maps))
@@ -642,7 +643,9 @@ def calibrate() -> None:
              computation.RFF_PRODUCT_SECONDS),
             ("row · feature (cosine and sine)", feature, computation.RFF_FEATURE_SECONDS),
             ("row · resample (a label draw, one thread; the plan halves it: two threads)",
-             draws, computation.RFF_DRAW_SECONDS)):
+             draws, computation.RFF_DRAW_SECONDS),
+            ("pair · column of the exact tile sum (both threads)", exact,
+             computation.EXACT_PAIR_SECONDS)):
         print(f"| {name} | {value:.2e} | {fixed:.1e} |")
     print(f"{load()}")
 

@@ -310,3 +310,26 @@ def test_columns_drawn_ahead_come_in_chunk_order_in_the_callers_context(monkeypa
     for rows, E in zip(chunks, drawn, strict=True):
         np.testing.assert_array_equal(E, columns(rows))
     assert sorted(seen) == [(rows.start, "the caller's") for rows in chunks]
+
+
+def test_the_exact_or_random_feature_choice_does_not_depend_on_the_measured_speed(
+        monkeypatch) -> None:
+    """On the threads engine "auto" chooses exact or random features from the data alone
+    (a fixed speed), so a slow moment of the machine never changes a reported p-value: the
+    tile pass that measures the speed is never run, and the boundary between exact and random
+    features follows from :data:`EXACT_PAIR_SECONDS`."""
+    from core.kernels import computation, tiles
+
+    def slow(*args, **kwargs):
+        raise AssertionError("the threads engine's plan measured the tiles' speed")
+
+    monkeypatch.setattr(tiles, "quadratic_forms", slow)
+    computation.measured_seconds_per_pair_column.cache_clear()
+    columns = 501
+    boundary = int(np.sqrt(2 * computation.AUTO_SECONDS
+                           / (computation.EXACT_PAIR_SECONDS * columns)))
+    below = computation.plan("auto", boundary - 50, columns - 1, 1024)
+    above = computation.plan("auto", boundary + 50, columns - 1, 1024)
+    assert below.label == "exact" and above.label.startswith("rff")
+    assert below.exact_seconds == pytest.approx(
+        computation.EXACT_PAIR_SECONDS * (boundary - 50) ** 2 / 2 * columns)
