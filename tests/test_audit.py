@@ -177,10 +177,10 @@ def test_slice_helpers_on_a_sample_of_rows_and_a_slice_holding_every_row() -> No
     assert rest is None and inside["count"].sum() == data.n
 
 
-def test_lanes_side_by_side_give_the_numbers_of_one_after_the_other() -> None:
-    """The two lanes share the cores (one thread each): the same numbers as the sections run
-    one after the other on all threads, and ``core_free`` is called once, when the first
-    lane is done."""
+def test_pieces_side_by_side_give_the_numbers_of_one_after_the_other() -> None:
+    """The audit's pieces, taken by two threads sharing the cores (one thread each): the same
+    numbers as the sections run one after the other on all threads, and ``core_free`` is
+    called once, when the first thread finds no piece left."""
     from core.audit import SectionStore
 
     data = cached_demo("itrustworthy")
