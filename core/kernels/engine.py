@@ -201,10 +201,11 @@ def machine_workers() -> int:
 
 
 class CoreShare:
-    """Pieces of work running side by side on this machine's threads (the audit's two threads of pieces),
-    sharing its cores: while ``k`` of them run, each thread pool started inside one of them
-    gets ``1/k`` of :func:`machine_workers` (at least one thread), so two lanes on two cores
-    run one thread each instead of four threads contending for two cores. A lane calls
+    """Pieces of work running side by side on this machine's threads (the audit's two
+    threads of sections), sharing its cores: while ``k`` of them run, each thread pool
+    started inside one of them gets ``1/k`` of :func:`machine_workers` (at least one
+    thread), so two lanes on two cores run one thread each instead of four threads
+    contending for two cores. A lane calls
     :meth:`finish` when it is done, and the pools the others start after that get the freed
     cores."""
 
