@@ -2,6 +2,7 @@
 
     python -m benchmarks.gpu [--sizes 20000,100000,1000000] [--resamples 1000]
     python -m benchmarks.gpu --part rff [--sizes 1000000,10000000] [--resamples 200]
+    python -m benchmarks.gpu --part stream [--sizes 3000000]
 
 Needs CuPy with a CUDA device (run on a GPU machine).
 
@@ -17,6 +18,11 @@ core of the machine) and on the GPU, one after the other on the same data: both 
 ratio, and the largest difference of the statistic and of the null values in units of the
 null's standard deviation (the GPU computes the features in float32 as the threads do, so the
 two differ by the rounding of the float32 products), and the two p-values.
+
+``--part stream``: the streamed audit (:func:`core.stream.run_stream_audit`, default settings)
+of the benchmark's scale table (one Parquet file, row groups of 131,072 rows) on the threaded
+engine and on the GPU, one after the other: each pass's seconds, and the largest relative
+difference of the audit's tests (statistic and p-value) and metrics.
 """
 
 from __future__ import annotations
@@ -71,17 +77,61 @@ def random_features(sizes: list[int], resamples: int) -> None:
                   f"p {cpu.p_value:.4f} / {gpu.p_value:.4f}", flush=True)
 
 
+def streamed_audit(sizes: list[int]) -> None:
+    """``--part stream`` (module doc)."""
+    import tempfile
+    from pathlib import Path
+
+    from core.audit import AuditSettings
+    from core.audit.settings import default_bootstrap
+    from core.data.mapping import ColumnMapping
+    from core.data.simulations import SCALE_FEATURES, scale_table
+    from core.data.stream_sources import open_source
+    from core.stream import run_stream_audit
+
+    mapping = ColumnMapping(label="label", probs=("prob",), features=SCALE_FEATURES,
+                            groups=("region",))
+    print(f"streamed audit of the scale table; threads: {machine_workers()}")
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "scale.parquet"
+            scale_table(n).to_parquet(path, index=False, row_group_size=131_072)
+            settings = AuditSettings(n_bootstrap=default_bootstrap(n))
+            numbers, seconds = {}, {}
+            for chosen in ("threads", "gpu"):
+                with engine.use(chosen):
+                    start = time.perf_counter()
+                    audit = run_stream_audit(open_source(path), mapping, settings).result
+                    seconds[chosen] = time.perf_counter() - start
+                tests = audit.reliability.tests
+                numbers[chosen] = np.array(
+                    [audit.klce_grid.aggregated.statistic, audit.klce_grid.aggregated.p_value]
+                    + [v for test in tests.values() for v in (test.statistic, test.p_value)]
+                    + list(audit.reliability.metrics["value"].astype(float)))
+                passes = ", ".join(f"{name} {s:.1f} s" for name, s in audit.stream.passes)
+                print(f"n = {n:,} {chosen}: {seconds[chosen]:.1f} s ({passes})", flush=True)
+            a, b = numbers["threads"], numbers["gpu"]
+            scale = np.maximum(np.abs(a), 1e-300)
+            finite = np.isfinite(a) & np.isfinite(b)
+            print(f"n = {n:,}: threads / gpu {seconds['threads'] / seconds['gpu']:.2f}×; "
+                  f"largest relative difference of {finite.sum()} numbers "
+                  f"{float(np.max(np.abs(a - b)[finite] / scale[finite])):.1e}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=("exact", "rff"), default="exact")
+    parser.add_argument("--part", choices=("exact", "rff", "stream"), default="exact")
     parser.add_argument("--sizes", default=None,
                         help="rows, comma-separated (exact: 20000,100000,1000000; "
-                             "rff: 1000000,10000000)")
+                             "rff: 1000000,10000000; stream: 3000000)")
     parser.add_argument("--resamples", type=int, default=None,
                         help="B (exact: 1000; rff: 200)")
     args = parser.parse_args()
     if not engine.gpu_available():
         raise SystemExit("No CUDA device with CuPy: run this on a GPU machine.")
+    if args.part == "stream":
+        streamed_audit([int(s) for s in (args.sizes or "3000000").split(",")])
+        return
     if args.part == "rff":
         random_features([int(s) for s in (args.sizes or "1000000,10000000").split(",")],
                         args.resamples or 200)
