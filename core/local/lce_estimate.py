@@ -71,7 +71,7 @@ from core.local.lce_inputs import (
     check_vectors,
     confidence_bins,
 )
-from core.local.lce_plan import LceMethod, plan_method
+from core.local.lce_plan import LceMethod, plan_method, plan_methods
 from core.local.lce_sweep import sweep_sums_bin
 
 
@@ -388,8 +388,7 @@ def mlce_curve(
     tile_size = check_count("tile_size", tile_size, 1)
     n_jobs = _check_n_jobs(n_jobs)
     checked = _check_gammas(gammas, data.features.shape[1])
-    plans = [plan_method(data.features, g, method, grid_size, n_bins, data.bin_sizes)
-             for g in checked]
+    plans = plan_methods(data.features, checked, method, grid_size, n_bins, data.bin_sizes)
     sweep = [k for k, plan in enumerate(plans) if plan.name == "sweep"]
     values: dict[int, np.ndarray] = {}
     if sweep:

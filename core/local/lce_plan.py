@@ -9,6 +9,7 @@ it did.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -128,10 +129,30 @@ def plan_method(features: ArrayLike, gamma: float, method: str = "auto",
     bin_sizes : array_like, optional
         Rows per non-empty confidence bin (for the cost).
     """
+    return plan_methods(features, [gamma], method, grid_size, n_bins, bin_sizes)[0]
+
+
+def plan_methods(features: ArrayLike, gammas: Sequence[float], method: str = "auto",
+                 grid_size: int | None = None, n_bins: int = 15,
+                 bin_sizes: ArrayLike | None = None) -> list[LceMethod]:
+    """:func:`plan_method` at every γ of ``gammas`` (an MLCE curve), the features checked
+    and their range taken once.
+
+    Parameters
+    ----------
+    features, method, grid_size, n_bins, bin_sizes
+        As :func:`plan_method`.
+    gammas : sequence of float
+        The bandwidths γ.
+
+    Returns
+    -------
+    list of LceMethod
+        One plan per γ, in order.
+    """
     method = _check_method(method)
     x = check_features(features)
     n, d = x.shape
-    g = check_gamma(gamma, d)
     n_bins = check_count("n_bins", n_bins, 1)
     sizes = np.array([n]) if bin_sizes is None else np.asarray(bin_sizes, dtype=np.float64)
     pairs_s = PAIR_SECONDS * float(np.sum(sizes**2))
@@ -145,7 +166,7 @@ def plan_method(features: ArrayLike, gamma: float, method: str = "auto",
 
     span = np.ptp(x, axis=0) if d == 2 else None  # the binned grid's bound needs only this
 
-    def binned(size: int, reason: str) -> LceMethod:
+    def binned(g: float, size: int, reason: str) -> LceMethod:
         seconds = (BINNED_ROW_SECONDS * n
                    + BINNED_CELL_SECONDS * np.count_nonzero(sizes) * size**2)
         return LceMethod("binned", size, error_bound_of_span(span, g, size, n_bins), seconds,
@@ -155,30 +176,35 @@ def plan_method(features: ArrayLike, gamma: float, method: str = "auto",
         name = "pairs" if d > 2 or pairs_s <= sweep_s else "sweep"
         return LceMethod(name, None, 0.0, exact_s, exact_s, reason)
 
-    if method == "binned":
-        return binned(grid_size or DEFAULT_GRID, "as asked")
-    if method == "pairs":
-        return LceMethod("pairs", None, 0.0, pairs_s, exact_s, "as asked")
-    if method == "sweep":
-        return LceMethod("sweep", None, 0.0, sweep_s, exact_s, "as asked")
-    if method == "exact":
-        return exact("as asked")
-    if pairs_s <= AUTO_SECONDS or d > 2:
-        return LceMethod("pairs", None, 0.0, pairs_s, exact_s,
-                         f"the exact sums take about {_seconds(pairs_s)} here")
-    if d == 2:
-        for size in AUTO_GRIDS:
-            if error_bound_of_span(span, g, size, n_bins) <= AUTO_MAX_ERROR:
-                candidate = binned(size, "")
-                if candidate.seconds < exact_s:
-                    return replace(candidate, reason=(
-                        f"the exact LCE would take about {_seconds(exact_s)} here; the grid's "
-                        f"worst-case error is at most {candidate.error_bound:.2g}"))
-                return exact(f"the exact sweep (about {_seconds(exact_s)} here) is cheaper than "
-                             f"the smallest grid within {AUTO_MAX_ERROR:g} at γ = {g:g} "
-                             f"({size} × {size}, about {_seconds(candidate.seconds)})")
-    return exact(f"no grid of up to {AUTO_GRIDS[-1]} nodes per axis is within "
-                 f"{AUTO_MAX_ERROR:g} at γ = {g:g}" if d == 2 else "1-D features")
+    def plan(gamma: float) -> LceMethod:
+        g = check_gamma(gamma, d)
+        if method == "binned":
+            return binned(g, grid_size or DEFAULT_GRID, "as asked")
+        if method == "pairs":
+            return LceMethod("pairs", None, 0.0, pairs_s, exact_s, "as asked")
+        if method == "sweep":
+            return LceMethod("sweep", None, 0.0, sweep_s, exact_s, "as asked")
+        if method == "exact":
+            return exact("as asked")
+        if pairs_s <= AUTO_SECONDS or d > 2:
+            return LceMethod("pairs", None, 0.0, pairs_s, exact_s,
+                             f"the exact sums take about {_seconds(pairs_s)} here")
+        if d == 2:
+            for size in AUTO_GRIDS:
+                if error_bound_of_span(span, g, size, n_bins) <= AUTO_MAX_ERROR:
+                    candidate = binned(g, size, "")
+                    if candidate.seconds < exact_s:
+                        return replace(candidate, reason=(
+                            f"the exact LCE would take about {_seconds(exact_s)} here; the "
+                            f"grid's worst-case error is at most {candidate.error_bound:.2g}"))
+                    return exact(f"the exact sweep (about {_seconds(exact_s)} here) is cheaper "
+                                 f"than the smallest grid within {AUTO_MAX_ERROR:g} at "
+                                 f"γ = {g:g} ({size} × {size}, about "
+                                 f"{_seconds(candidate.seconds)})")
+        return exact(f"no grid of up to {AUTO_GRIDS[-1]} nodes per axis is within "
+                     f"{AUTO_MAX_ERROR:g} at γ = {g:g}" if d == 2 else "1-D features")
+
+    return [plan(gamma) for gamma in gammas]
 
 
 def choose_method(
