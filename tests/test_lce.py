@@ -324,6 +324,19 @@ def test_binned_curve_within_its_stated_bound() -> None:
     assert result.method.error_bound == binned["error_bound"].iloc[1]
 
 
+def test_curve_equals_each_gamma_alone() -> None:
+    """The curve's γ share work (the sweep's layout, a grid's deposits, one plan of the
+    features) and give every γ the numbers lce gives it alone, to the bit."""
+    conf, correct, X = spatial_problem(6000, seed=4)
+    gammas = [0.01, 0.1, 0.5, 2.0, 8.0]
+    for method, grid_size in (("binned", 64), ("binned", None), ("sweep", None)):
+        curve = mlce_curve(conf, correct, X, gammas, method=method, grid_size=grid_size)
+        for k, gamma in enumerate(gammas):
+            alone = lce(conf, correct, X, gamma, method=method, grid_size=grid_size)
+            assert curve["mlce"].iloc[k] == alone.max()
+            assert curve["mean_lce"].iloc[k] == alone.mean()
+
+
 # --------------------------------------------------------------------------- per-bin views
 
 
