@@ -30,6 +30,7 @@ import functools
 import math
 import os
 import time
+import timeit
 
 import numpy as np
 
@@ -167,14 +168,9 @@ def calibrate(n: int = 100_000) -> None:
     points = X[:4096]
     V = np.column_stack([conf[:4096] - correct[:4096], np.ones(4096)])
 
-    def best(call) -> float:
+    def best(call) -> float:  # after a warm-up, the best of three (no tracemalloc)
         call()
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            call()
-            times.append(time.perf_counter() - start)
-        return min(times)
+        return min(timeit.repeat(call, number=1, repeat=3))
 
     print(f"n = {n:,}, {sizes.size} confidence bins; load average "
           f"{os.getloadavg()[0]:.1f}", flush=True)
