@@ -98,7 +98,7 @@ def plan_method(features: ArrayLike, gamma: float, method: str = "auto",
     """The computation :func:`lce` runs at ``gamma``, with its cost and error bound.
 
     * ``"pairs"`` — the exact double sum, O(Σ_b n_b²) (any d);
-    * ``"sweep"`` — exact, O(n log² n) (d ≤ 2; see :func:`sweep_sums_bin`);
+    * ``"sweep"`` — exact, O(n log² n) (d ≤ 2; see ``core.local.lce_sweep.sweep_sums_bin``);
     * ``"exact"`` — the cheaper of the two exact algorithms;
     * ``"binned"`` — the grid approximation (d = 2), error at most
       ``core.local.lce_grid.binned_error_bound``;
