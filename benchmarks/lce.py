@@ -1,6 +1,12 @@
 """LCE (Luo et al., eq. 4) through the tile engine against straightforward baselines.
 
     .venv/bin/python -m benchmarks.lce [--n 10000] [--n-large 200000] [--full-exact]
+    .venv/bin/python -m benchmarks.lce calibrate
+
+``calibrate`` times the three LCE methods on 100,000 rows of a 2-D embedding (15 confidence
+bins, best of three) and prints the per-operation costs next to the fixed ones that
+:func:`core.local.lce_plan.plan_method` plans with (:data:`~core.local.lce_plan.PAIR_SECONDS`
+…): what to update them from on another machine.
 
 Part 1, n = 10,000 points: the exact LCE of :func:`core.local.lce_estimate.lce` (per confidence
 bin, one tiled ``kernel_matmul``) against a dense numpy implementation that builds every bin's full
@@ -20,17 +26,22 @@ Target (DESIGN.md): LCE for n = 10,000 in under 1 s on two cores.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
+import os
 import time
+import timeit
 
 import numpy as np
 
 from benchmarks.common import measure, row
 from core.data.simulations import spatially_miscalibrated_classifier as classifier
+from core.kernels.engine import whole_machine
 from core.kernels.tiles import kernel_matmul
-from core.local.lce_estimate import lce
-from core.local.lce_grid import binned_error_bound
-from core.local.lce_inputs import confidence_bins
+from core.local import lce_plan
+from core.local.lce_estimate import _prepare, _sweep_signed, lce
+from core.local.lce_grid import binned_error_bound, binned_sums
+from core.local.lce_inputs import LCE_TILE, confidence_bins
 
 LOOP_QUERIES = 100
 EXACT_QUERIES = 2_000
@@ -148,14 +159,55 @@ def part_binned(n: int, full_exact: bool) -> None:
                       widths=(12, 9, 9, 9, 9, 10, 10, 9)))
 
 
+def calibrate(n: int = 100_000) -> None:
+    """The per-operation costs of :func:`core.local.lce_plan.plan_method`, measured here."""
+    conf, correct, X = classifier(n, 2, seed=7)
+    data = _prepare(conf, correct, X, 15)
+    sizes = data.bin_sizes
+    levels = float(sum(size * max(1, math.ceil(math.log2(max(size, 2)))) for size in sizes))
+    points = X[:4096]
+    V = np.column_stack([conf[:4096] - correct[:4096], np.ones(4096)])
+
+    def best(call) -> float:  # after a warm-up, the best of three (no tracemalloc)
+        call()
+        return min(timeit.repeat(call, number=1, repeat=3))
+
+    print(f"n = {n:,}, {sizes.size} confidence bins; load average "
+          f"{os.getloadavg()[0]:.1f}", flush=True)
+    with whole_machine():
+        pair = best(lambda: kernel_matmul(points, points, V, 0.1, kind="laplacian",
+                                          tile_size=LCE_TILE)) / 4096**2
+        sweep = best(lambda: _sweep_signed(data, [0.2])) / levels
+    coarse, fine = (best(functools.partial(binned_sums, data.residual, data.features,
+                                           data.groups, 0.2, grid))
+                    for grid in (256, 1024))
+    cells = sizes.size * (1024**2 - 256**2)
+    cell = (fine - coarse) / cells
+    row_cost = (coarse - cell * sizes.size * 256**2) / n
+    print("| unit | measured (s) | fixed in core.local.lce_plan (s) |")
+    print("|---|---:|---:|")
+    for name, value, fixed in (
+            ("pair of the tile engine's sums (d = 2)", pair, lce_plan.PAIR_SECONDS),
+            ("row · level of the sweep at one γ", sweep, lce_plan.SWEEP_SECONDS),
+            ("row of the binned grid", row_cost, lce_plan.BINNED_ROW_SECONDS),
+            ("cell · bin of the binned grid", cell, lce_plan.BINNED_CELL_SECONDS)):
+        print(f"| {name} | {value:.2e} | {fixed:.1e} |")
+    print(f"load average {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="?", choices=("calibrate",),
+                        help="calibrate: the LCE plan's per-operation costs")
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--n-large", type=int, default=200_000)
     parser.add_argument("--gamma", type=float, default=0.2)
     parser.add_argument("--full-exact", action="store_true",
                         help="time the exact LCE on all n-large rows (minutes)")
     args = parser.parse_args()
+    if args.command == "calibrate":
+        calibrate()
+        return
     part_exact(args.n, args.gamma)
     part_binned(args.n_large, args.full_exact)
 

@@ -117,6 +117,27 @@ def test_plan_keeps_small_data_exact_and_samples_disjoint_rows() -> None:
         plan_lcb(10, 10, True, 3, computation="rff")
 
 
+def test_plan_is_the_same_whatever_the_machine_speed(monkeypatch) -> None:
+    """Exact or sampled follows from the sizes alone, not from a speed measured in the
+    process: with the clocks running at random speeds, the plans near the boundary
+    (about 10 s of exact pairs) are unchanged, reasons included."""
+    import time
+
+    from core.local.lcb_estimate import plan_lcb
+
+    sizes = [(20_000, 20_000), (35_000, 35_000), (40_000, 40_000), (100_000, 100_000)]
+    planned = [plan_lcb(n, q, True, 6) for n, q in sizes]
+    assert [plan.computation for plan in planned] == ["exact", "exact", "sampled", "sampled"]
+    rng = np.random.default_rng(0)
+    for name in ("perf_counter", "monotonic", "process_time", "time"):
+        fast = getattr(time, name)
+        monkeypatch.setattr(time, name, lambda fast=fast: fast() * rng.uniform(0.01, 100))
+    again = [plan_lcb(n, q, True, 6) for n, q in sizes]
+    for one, two in zip(planned, again, strict=True):
+        assert (one.computation, one.seconds, one.exact_seconds, one.reason) == \
+            (two.computation, two.seconds, two.exact_seconds, two.reason)
+
+
 def test_sampled_lcb_is_eq_7_on_the_sampled_rows() -> None:
     """The sampled LCB is the same smoother with the sampled reference rows, at the sampled
     query rows (no standardisation, so the literal sum is easy to write)."""

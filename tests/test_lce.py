@@ -268,6 +268,24 @@ def test_auto_method_choice() -> None:
         plan_method(rng.random((10, 3)), 1.0, method="sweep")
 
 
+def test_plan_is_the_same_whatever_the_machine_speed(monkeypatch) -> None:
+    """The plan is a function of the data and settings alone: with every clock of the process
+    running at random speeds, each γ of an MLCE curve (2-D, where the grid and the sweep cost
+    about the same near γ = 0.2) gets the same method, bound, cost and reason."""
+    import time
+
+    rng = np.random.default_rng(3)
+    points = rng.normal(size=(100_000, 2))
+    sizes = np.bincount(rng.integers(0, 8, 100_000))
+    gammas = [0.001, 0.05, 0.1778, 0.2, 0.4217, 1.0, 30.0]
+    planned = [plan_method(points, g, bin_sizes=sizes) for g in gammas]
+    assert {plan.name for plan in planned} == {"sweep", "binned"}
+    for name in ("perf_counter", "monotonic", "process_time", "time"):
+        fast = getattr(time, name)
+        monkeypatch.setattr(time, name, lambda fast=fast: fast() * rng.uniform(0.01, 100))
+    assert [plan_method(points, g, bin_sizes=sizes) for g in gammas] == planned
+
+
 @pytest.mark.parametrize("d", [1, 2])
 @pytest.mark.parametrize("gamma", [1e-4, 0.003, 0.05, 1.0, 40.0, np.inf])
 def test_sweep_equals_the_dense_sums(d: int, gamma: float) -> None:
@@ -304,6 +322,19 @@ def test_binned_curve_within_its_stated_bound() -> None:
     assert (gap.max(axis=1) <= binned["error_bound"]).all()
     result = lce_result(conf, correct, X, 0.5, method="binned", grid_size=128)
     assert result.method.error_bound == binned["error_bound"].iloc[1]
+
+
+def test_curve_equals_each_gamma_alone() -> None:
+    """The curve's γ share work (the sweep's layout, a grid's deposits, one plan of the
+    features) and give every γ the numbers lce gives it alone, to the bit."""
+    conf, correct, X = spatial_problem(6000, seed=4)
+    gammas = [0.01, 0.1, 0.5, 2.0, 8.0]
+    for method, grid_size in (("binned", 64), ("binned", None), ("sweep", None)):
+        curve = mlce_curve(conf, correct, X, gammas, method=method, grid_size=grid_size)
+        for k, gamma in enumerate(gammas):
+            alone = lce(conf, correct, X, gamma, method=method, grid_size=grid_size)
+            assert curve["mlce"].iloc[k] == alone.max()
+            assert curve["mean_lce"].iloc[k] == alone.mean()
 
 
 # --------------------------------------------------------------------------- per-bin views

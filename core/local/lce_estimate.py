@@ -63,7 +63,7 @@ from numpy.typing import ArrayLike
 from core.data.validation import check_count
 from core.kernels.engine import in_threads
 from core.kernels.tiles import kernel_matmul
-from core.local.lce_grid import binned_sums
+from core.local.lce_grid import binned_sums, binned_sums_over
 from core.local.lce_inputs import (
     LCE_TILE,
     check_features,
@@ -71,7 +71,7 @@ from core.local.lce_inputs import (
     check_vectors,
     confidence_bins,
 )
-from core.local.lce_plan import LceMethod, plan_method
+from core.local.lce_plan import LceMethod, plan_method, plan_methods
 from core.local.lce_sweep import sweep_sums_bin
 
 
@@ -388,8 +388,7 @@ def mlce_curve(
     tile_size = check_count("tile_size", tile_size, 1)
     n_jobs = _check_n_jobs(n_jobs)
     checked = _check_gammas(gammas, data.features.shape[1])
-    plans = [plan_method(data.features, g, method, grid_size, n_bins, data.bin_sizes)
-             for g in checked]
+    plans = plan_methods(data.features, checked, method, grid_size, n_bins, data.bin_sizes)
     sweep = [k for k, plan in enumerate(plans) if plan.name == "sweep"]
     values: dict[int, np.ndarray] = {}
     if sweep:
@@ -398,10 +397,22 @@ def mlce_curve(
             (lambda f, m: progress(share * f, f"MLCE over γ: {m}"))
         values.update(zip(sweep, np.abs(_sweep_signed(data, [checked[k] for k in sweep],
                                                       report)), strict=True))
-    rest = [k for k in range(len(plans)) if k not in values]
-    for done, k in enumerate(rest):
+    grids: dict[int, list[int]] = {}  # the binned γ by grid: one deposit per bin and grid
+    for k, plan in enumerate(plans):
+        if plan.name == "binned":
+            grids.setdefault(plan.grid_size, []).append(k)
+    for size, ks in grids.items():
         if progress is not None:
-            progress((len(sweep) + done) / len(plans),
+            progress(len(values) / len(plans), f"MLCE over γ: {len(ks)} bandwidth(s) on a "
+                                               f"{size} × {size} grid…")
+        sums = binned_sums_over(data.residual, data.features, data.groups,
+                                [checked[k] for k in ks], size)
+        for k, (num, den) in zip(ks, sums, strict=True):
+            values[k] = np.abs(np.clip(num / den, -1.0, 1.0))  # as _signed_lce
+    rest = [k for k in range(len(plans)) if k not in values]
+    for done, k in enumerate(rest, start=len(values)):
+        if progress is not None:
+            progress(done / len(plans),
                      f"MLCE over γ: γ = {checked[k]:.3g} ({plans[k].name})…")
         values[k] = np.abs(_signed_lce(data, checked[k], plans[k], tile_size, n_jobs))
     rows = [{"gamma": g, "mlce": float(values[k].max()), "mean_lce": float(values[k].mean()),

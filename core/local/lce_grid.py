@@ -102,20 +102,34 @@ def binned_sums(
     grid_size: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Grid approximation of the numerator and denominator of eq. 4 (2-D features)."""
+    return binned_sums_over(residual, features, groups, [gamma], grid_size)[0]
+
+
+def binned_sums_over(
+    residual: np.ndarray,
+    features: np.ndarray,
+    groups: list[np.ndarray],
+    gammas: list[float],
+    grid_size: int,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`binned_sums` at several γ on one grid: the cloud-in-cell weights and each
+    bin's deposit, which do not depend on γ, are computed once (each γ's sums are the
+    same numbers as alone)."""
     n = residual.shape[0]
     lo, h = _grid_spacing(features, grid_size)
     nodes, weights = _cic_weights(features, lo, h, grid_size)
     cells = grid_size * grid_size
-    sums = np.empty((n, 2))
+    sums = [np.empty((n, 2)) for _ in gammas]
     for rows in groups:
         node, weight = nodes[rows].ravel(), weights[rows]
         grid = np.stack([
             np.bincount(node, weights=(weight * residual[rows, None]).ravel(), minlength=cells),
             np.bincount(node, weights=weight.ravel(), minlength=cells),
         ]).reshape(2, grid_size, grid_size)
-        smooth = _grid_convolve(grid, h, gamma).reshape(2, cells)
-        sums[rows] = np.einsum("rk,crk->rc", weight, smooth[:, nodes[rows]])
-    return sums[:, 0], sums[:, 1]
+        for out, gamma in zip(sums, gammas, strict=True):
+            smooth = _grid_convolve(grid, h, gamma).reshape(2, cells)
+            out[rows] = np.einsum("rk,crk->rc", weight, smooth[:, nodes[rows]])
+    return [(out[:, 0], out[:, 1]) for out in sums]
 
 
 def binned_error_bound(
