@@ -30,10 +30,10 @@ from core.local.slice_space import Slice
 def slice_section(data: AuditData, settings: FindingsSettings,
                   progress: Progress | None = None, store=None) -> SliceDiscovery:
     """The Findings page at ``settings``: every slice of the columns ``settings.names`` of
-    the audited rows tested for a calibration gap. Above :data:`SAMPLE_ROWS` rows by a
-    streamed audit's method (:func:`core.local.slice_sampled.sampled_discovery`): sums over
-    all rows, the max-|T| null on the seeded sample a streamed audit of these rows draws
-    (:func:`core.kernels.resampling.row_sample`), so both give the same findings."""
+    the audited rows tested for a calibration gap. Above ``SAMPLE_ROWS`` (200,000) rows by a
+    streamed audit's method (``core.local.slice_sampled``): sums over all rows, the ``max-|T|``
+    null on the seeded sample a streamed audit of these rows draws, so both give the same
+    findings."""
     kwargs = dict(alpha=settings.alpha, error_rate=settings.error_rate,
                   n_ranges=settings.slice_ranges, depth=settings.slice_depth,
                   n_resamples=settings.slice_resamples,
