@@ -2,6 +2,7 @@
 against the exact in-memory method, and its level.
 
     .venv/bin/python -m benchmarks.slices_sampled time [--rows 1000000] [--rounds 2]
+    .venv/bin/python -m benchmarks.slices_sampled audit [--rows 1000000] [--rounds 2]
     .venv/bin/python -m benchmarks.slices_sampled level [--rows 1000000] [--reps 300]
         [--minutes 30] [--resamples 1000] [--start 0]
 
@@ -13,6 +14,9 @@ every row, exact Poisson-binomial tails) and the sampled one
 seeded sample of :data:`core.audit.settings.SAMPLE_ROWS` rows) alternating in one process,
 ``--rounds`` times each; it prints each run's CPU seconds (every thread of the process) and
 wall seconds, the ratio of the medians, and whether both flag the same slices.
+
+``audit`` times the whole in-memory audit (:func:`core.audit.run_audit`, all rows, default
+settings) of the same table with the findings by either method, alternating.
 
 ``level`` draws calibrated tables (``scale_table(local_bias=0)``: calibrated, locally too)
 of ``--rows`` rows and counts how often the sampled method flags any slice at α = 0.05: FWER
@@ -30,7 +34,7 @@ import time
 
 import numpy as np
 
-from core.audit import AuditSettings, slice_names, slice_section
+from core.audit import AuditSettings, run_audit, slice_names, slice_section
 from core.audit import findings as findings_module
 from core.audit.settings import SAMPLE_ROWS
 from core.data import AuditData
@@ -79,6 +83,19 @@ def timing(rows: int, rounds: int) -> None:
         print(f"  only sampled: {sorted(found['sampled'] - found['exact'])}")
 
 
+def whole_audit(rows: int, rounds: int) -> None:
+    data = AuditData.from_mapping(scale_table(rows, seed=0), MAPPING)
+    print(f"run_audit at {rows:,} rows; {load()}", flush=True)
+    for _ in range(rounds):
+        for method, threshold in (("exact", rows), ("sampled", SAMPLE_ROWS)):
+            findings_module.SAMPLE_ROWS = threshold
+            cpu, wall = time.process_time(), time.perf_counter()
+            run_audit(data, AuditSettings(part="all"))
+            print(f"  findings {method:8s}: audit {time.process_time() - cpu:6.1f} s CPU, "
+                  f"{time.perf_counter() - wall:6.1f} s wall; {load()}", flush=True)
+    findings_module.SAMPLE_ROWS = SAMPLE_ROWS
+
+
 def level(rows: int, reps: int, minutes: float, resamples: int, start: int) -> None:
     flagged = {"fwer": 0, "fdr": 0}
     began = time.perf_counter()
@@ -116,7 +133,7 @@ def level(rows: int, reps: int, minutes: float, resamples: int, start: int) -> N
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("part", choices=["time", "level"])
+    parser.add_argument("part", choices=["time", "audit", "level"])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--reps", type=int, default=300)
@@ -126,6 +143,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.part == "time":
         timing(args.rows, args.rounds)
+    elif args.part == "audit":
+        whole_audit(args.rows, args.rounds)
     else:
         level(args.rows, args.reps, args.minutes, args.resamples, args.start)
 
