@@ -1,6 +1,9 @@
 """The Findings section: every slice of the audit features and group attributes tested for a
 calibration gap with family-wise or false-discovery error control
-(:func:`core.local.slice_discovery.discover_slices`), and a closer look at one slice."""
+(:func:`core.local.slice_discovery.discover_slices`; above
+:data:`~core.audit.settings.SAMPLE_ROWS` rows with the max-|T| null drawn on a streamed audit's
+seeded sample, :func:`core.local.slice_sampled.sampled_discovery`), and a closer look at one
+slice."""
 
 from __future__ import annotations
 
@@ -11,12 +14,14 @@ from core import metrics
 from core.audit.local_bias import PREDICTION
 from core.audit.results import LcbSection
 from core.audit.rows import reference_and_query, slice_frame
-from core.audit.settings import FindingsSettings
+from core.audit.settings import SAMPLE_ROWS, FindingsSettings
 from core.audit.store import Progress, section
 from core.data.audit_data import AuditData
 from core.data.table import is_numeric_feature
+from core.kernels.resampling import row_sample
 from core.kernels.spec import one_vs_rest
 from core.local.slice_discovery import SliceDiscovery, discover_slices, with_prediction
+from core.local.slice_sampled import sampled_discovery
 from core.local.slice_space import Slice
 
 
@@ -25,13 +30,20 @@ from core.local.slice_space import Slice
 def slice_section(data: AuditData, settings: FindingsSettings,
                   progress: Progress | None = None, store=None) -> SliceDiscovery:
     """The Findings page at ``settings``: every slice of the columns ``settings.names`` of
-    the audited rows tested for a calibration gap."""
-    return discover_slices(
-        data.probs, data.y, slice_frame(data, settings.names), alpha=settings.alpha,
-        error_rate=settings.error_rate, n_ranges=settings.slice_ranges,
-        depth=settings.slice_depth, n_resamples=settings.slice_resamples,
-        notion=settings.notion if not data.is_binary else None,
-        class_names=data.classes, seed=settings.seed, progress=progress)
+    the audited rows tested for a calibration gap. Above ``SAMPLE_ROWS`` (200,000) rows by a
+    streamed audit's method (``core.local.slice_sampled``): sums over all rows, the ``max-|T|``
+    null on the seeded sample a streamed audit of these rows draws, so both give the same
+    findings."""
+    kwargs = dict(alpha=settings.alpha, error_rate=settings.error_rate,
+                  n_ranges=settings.slice_ranges, depth=settings.slice_depth,
+                  n_resamples=settings.slice_resamples,
+                  notion=settings.notion if not data.is_binary else None,
+                  class_names=data.classes, seed=settings.seed, progress=progress)
+    frame = slice_frame(data, settings.names)
+    if data.n > SAMPLE_ROWS:
+        return sampled_discovery(data.probs, data.y, frame,
+                                 row_sample(data.n, SAMPLE_ROWS, settings.seed), **kwargs)
+    return discover_slices(data.probs, data.y, frame, **kwargs)
 
 
 def slice_class(discovery: SliceDiscovery, class_name: str) -> int | None:

@@ -27,6 +27,10 @@ PARTS = ("test", "calibration", "train", "all")
 EXTENDED_RESAMPLES = 100
 #: Above this many rows the Reliability page offers fewer bootstrap resamples by default.
 LARGE_ROWS = 100_000
+#: Rows of the seeded sample of a large audit: a streamed audit computes the sections that are
+#: not sums over rows on it, and an in-memory audit of more rows draws its slice findings'
+#: max-|T| null on it (:func:`core.audit.findings.slice_section`), so both give the same findings.
+SAMPLE_ROWS = 200_000
 #: Each counted setting and its least value.
 _COUNTS = {"n_bins": 1, "n_bootstrap": 0, "test_resamples": 1, "group_bins": 1,
            "grid_resamples": 1, "slice_ranges": 2, "slice_depth": 1, "slice_resamples": 1,

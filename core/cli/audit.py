@@ -9,6 +9,7 @@ from typing import TextIO
 
 from core.audit import AuditSettings
 from core.audit import settings_for as audit_settings_for
+from core.audit.settings import SAMPLE_ROWS
 from core.cli.audit_report import check_methods, run
 from core.cli.options import (
     add_output_options,
@@ -25,7 +26,6 @@ from core.data.readers import read_table
 from core.local.slice_discovery import ERROR_RATES
 from core.recalibration import RECALIBRATORS
 from core.report.export import renderer
-from core.stream.plan import SAMPLE_ROWS
 
 #: Verdicts --fail-on can gate on.
 GATES = ("local", "slices", "any")

@@ -18,7 +18,10 @@ This is the public face (``from core import local``); one concept per module:
   scores over all of them and all resamples at once with
   :mod:`core.local.slice_resampling` (the seam model comparison reuses with its own scores).
 * :mod:`core.local.slice_streamed` — the same slices and their exact sums from a table read
-  partition by partition (a streamed audit's findings, :mod:`core.stream`).
+  partition by partition (a streamed audit's findings, :mod:`core.stream`);
+  :mod:`core.local.slice_sampled` — its method on rows in memory (sums over all rows, the
+  ``max-|T|`` null on a seeded sample): the audit's findings above
+  ``SAMPLE_ROWS`` (200,000) rows.
 
 The KLCE statistic and its tests live in :mod:`core.stattests`; ``klce``, ``klce_test`` and
 ``klce_grid_test`` are re-exported here, where the DESIGN contract has always named them.

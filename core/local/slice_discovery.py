@@ -475,21 +475,9 @@ def discover_slices(
     SliceDiscovery
         Its ``table`` ranks the tests most significant first; ``n_tested`` counts them.
     """
-    p, labels = check_probs_labels(probs, y)
-    n = p.shape[0]
-    frame = _features_frame(features, n)
-    if prediction_ranges:
-        frame = with_prediction(frame, p)
-    alpha = check_fraction("alpha", alpha)
-    check_choice(error_rate, ERROR_RATES, "error rate", "choose 'fwer' (family-wise) or "
-                 "'fdr' (false discovery rate)")
-    n_resamples = check_count("n_resamples", n_resamples, 1)
-    seed = check_count("seed", seed, 0)
-    notion = slice_notion_of(notion, p.ndim == 1 or p.shape[1] == 2)
-    m = 2 if p.ndim == 1 else p.shape[1]
-    names = tuple(str(c) for c in (class_names or range(m)))
-    if len(names) != m:
-        raise ValueError(f"class_names has {len(names)} names for {m} classes.")
+    p, labels, frame, alpha, n_resamples, seed, notion, names = checked_inputs(
+        probs, y, features, alpha, error_rate, n_resamples, seed, notion, class_names,
+        prediction_ranges)
 
     def report(fraction: float, message: str) -> None:
         if progress is not None:
@@ -519,6 +507,26 @@ def discover_slices(
                               n_resamples, seed)
     report(1.0, "Slices tested")
     return result
+
+
+def checked_inputs(probs, y, features, alpha: float, error_rate: str, n_resamples: int,
+                   seed: int, notion: str | None, class_names, prediction_ranges=True) -> tuple:
+    """:func:`discover_slices`' arguments checked, ``frame`` with the prediction's column."""
+    p, labels = check_probs_labels(probs, y)
+    frame = _features_frame(features, p.shape[0])
+    if prediction_ranges:
+        frame = with_prediction(frame, p)
+    alpha = check_fraction("alpha", alpha)
+    check_choice(error_rate, ERROR_RATES, "error rate", "choose 'fwer' (family-wise) or "
+                 "'fdr' (false discovery rate)")
+    n_resamples = check_count("n_resamples", n_resamples, 1)
+    seed = check_count("seed", seed, 0)
+    notion = slice_notion_of(notion, p.ndim == 1 or p.shape[1] == 2)
+    m = 2 if p.ndim == 1 else p.shape[1]
+    names = tuple(str(c) for c in (class_names or range(m)))
+    if len(names) != m:
+        raise ValueError(f"class_names has {len(names)} names for {m} classes.")
+    return p, labels, frame, alpha, n_resamples, seed, notion, names
 
 
 def slice_targets(p: np.ndarray, labels: np.ndarray, notion: str, names: tuple[str, ...],

@@ -518,13 +518,18 @@ def streamed_discovery(family: StreamedFamily, sample_raw: np.ndarray, scores: R
     sample = family.family_of(sample_raw)
     parts, null = sample_parts(sample, family.sums, scores, targets, n_resamples, seed,
                                progress)
-    scope = (f"Streamed: every slice's rows, counts, gaps, statistics and intervals are sums "
-             f"over all {n_rows:,} audited rows; the max-|T| null is drawn from B = "
-             f"{n_resamples:,} consistency resamples of a seeded sample of {sample.n:,} of "
-             "them, and the per-slice p-values are Edgeworth expansions of the exact "
-             "cumulants.")
     return finish_discovery(sample, parts, null, alpha, error_rate, notion, n_resamples, seed,
-                            scope)
+                            sampled_scope("Streamed", n_rows, sample.n, n_resamples))
+
+
+def sampled_scope(how: str, n_rows: int, sample_rows: int, n_resamples: int) -> str:
+    """Where the findings' numbers came from, after ``how``: sums over all ``n_rows`` rows,
+    the null from a seeded sample of ``sample_rows``."""
+    return (f"{how}: every slice's rows, counts, gaps, statistics and intervals are sums over "
+            f"all {n_rows:,} audited rows; the max-|T| null is drawn from B = "
+            f"{n_resamples:,} consistency resamples of a seeded sample of {sample_rows:,} of "
+            "them, and the per-slice p-values are Edgeworth expansions of the exact "
+            "cumulants.")
 
 
 def sample_parts(sample: SliceFamily, sums: np.ndarray, scores: RowScores,

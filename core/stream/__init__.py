@@ -59,7 +59,7 @@ module:
   tests alone): the passes run over the partitions on the current engine.
 """
 
-from core.stream.plan import SAMPLE_ROWS
+from core.audit.settings import SAMPLE_ROWS
 from core.stream.runner import StreamedAudit, run_stream_audit, stream_tests
 
 __all__ = [

@@ -30,9 +30,6 @@ from core.metrics.scores import resolve_notion
 from core.metrics.streamed import TOP, class_series, notion_series, series_values
 from core.stattests.klce import null_scheme
 
-#: Rows of the seeded sample of the sections that are not sums over rows.
-SAMPLE_ROWS = 200_000
-
 
 @dataclass(frozen=True)
 class StreamPlan:

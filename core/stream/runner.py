@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.audit.results import AuditResult
-from core.audit.settings import AuditSettings
+from core.audit.settings import SAMPLE_ROWS, AuditSettings
 from core.data.audit_data import AuditData
 from core.data.mapping import ColumnMapping
 from core.data.problems import DataError, quote_list
@@ -25,7 +25,7 @@ from core.stattests.klce_grid import GridTestResult
 from core.stattests.result import TestResult
 from core.stream.assemble import assemble
 from core.stream.kernel_sums import KernelMerge, KernelTask, kernel_results, kernel_setup
-from core.stream.plan import SAMPLE_ROWS, audited_model, check_settings, make_plan, memory_plan
+from core.stream.plan import audited_model, check_settings, make_plan, memory_plan
 from core.stream.quantile_sums import (
     OrderTask,
     QuantileTask,
