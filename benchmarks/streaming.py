@@ -191,7 +191,7 @@ def slices_level(reps: int, rows: int, sample_rows: int, resamples: int, start: 
     equal the in-memory ones: ``equality``), FWER and FDR at α = 0.05."""
     from dataclasses import replace
 
-    from core.audit import slice_frame
+    from core.audit.rows import slice_frame
     from core.kernels.resampling import row_sample
     from core.local.slice_discovery import finish_discovery, slice_targets
     from core.local.slice_space import enumerate_slices
