@@ -29,11 +29,11 @@ of what it finished.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 
 import numpy as np
 
+from benchmarks.common import load, print_level_table
 from core.audit import AuditSettings, run_audit, slice_names, slice_section
 from core.audit import findings as findings_module
 from core.audit.settings import SAMPLE_ROWS
@@ -47,11 +47,6 @@ from core.stattests.multiple_testing import benjamini_hochberg
 MAPPING = ColumnMapping(label="label", probs=("prob",), features=SCALE_FEATURES,
                         groups=("region",))
 ALPHA = 0.05
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f}"
 
 
 def timing(rows: int, rounds: int) -> None:
@@ -120,14 +115,8 @@ def level(rows: int, reps: int, minutes: float, resamples: int, start: int) -> N
                   f"{flagged['fdr'] / done:.3f} ({elapsed:.0f} s; {load()})", flush=True)
         if elapsed > 60 * minutes:
             break
-    se = np.sqrt(ALPHA * (1 - ALPHA) / done)
     print(f"{result.n_tested} tests ({result.family.describe()})")
-    print("| error rate | tables | any slice flagged at α = 0.05 | SE | at most 0.05 + 2 SE |")
-    print("|---|---:|---:|---:|---|")
-    for rate, count in flagged.items():
-        share = count / done
-        print(f"| {rate.upper()} | {done} | {share:.3f} | {se:.4f} | "
-              f"{'yes' if share <= ALPHA + 2 * se else 'NO'} |")
+    print_level_table(flagged, done, ALPHA)
     print(f"{time.perf_counter() - began:.0f} s in all; {load()}")
 
 

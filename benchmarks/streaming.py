@@ -54,6 +54,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks.common import load, print_level_table
 from core.audit import AuditSettings, run_audit
 from core.data import AuditData
 from core.data.mapping import ColumnMapping
@@ -66,11 +67,6 @@ MAPPING = ColumnMapping(label="label", probs=("prob",), features=SCALE_FEATURES,
 ALPHA = 0.05
 ROW_GROUP = 131_072  # a multiple of the random features' 8,192-row chunks
 FILE_ROWS = 1_000_000
-
-
-def load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.1f} / {five:.1f} / {fifteen:.1f}"
 
 
 # --------------------------------------------------------------------------- equality
@@ -168,9 +164,9 @@ def level(reps: int, rows: int, start: int) -> None:
             print(f"  {done} tables: grid {grid_rejections / done:.3f}, SKCE "
                   f"{skce_rejections / done:.3f} ({time.perf_counter() - began:.0f} s)",
                   flush=True)
-    se = np.sqrt(ALPHA * (1 - ALPHA) / reps)
     print(f"KLCE grid {grid.aggregated.parameters['computation']}, B = {grid.n_resamples}; "
           f"SKCE {skce.parameters['computation']}, B = {skce.n_resamples}")
+    se = np.sqrt(ALPHA * (1 - ALPHA) / reps)
     print("| test | tables | rejections at α = 0.05 | SE | within 0.05 ± 2 SE |")
     print("|---|---:|---:|---:|---|")
     for name, count in (("KLCE grid, aggregated (consistency-combined)", grid_rejections),
@@ -222,14 +218,8 @@ def slices_level(reps: int, rows: int, sample_rows: int, resamples: int, start: 
             print(f"  {done} tables: FWER {flagged['fwer'] / done:.3f}, FDR "
                   f"{flagged['fdr'] / done:.3f} ({time.perf_counter() - began:.0f} s)",
                   flush=True)
-    se = np.sqrt(ALPHA * (1 - ALPHA) / reps)
     print(f"{family.n_slices} slices ({family.describe()})")
-    print("| error rate | tables | any slice flagged at α = 0.05 | SE | at most 0.05 + 2 SE |")
-    print("|---|---:|---:|---:|---|")
-    for rate, count in flagged.items():
-        share = count / reps
-        print(f"| {rate.upper()} | {reps} | {share:.3f} | {se:.4f} | "
-              f"{'yes' if share <= ALPHA + 2 * se else 'NO'} |")
+    print_level_table(flagged, reps, ALPHA)
     print(f"{time.perf_counter() - began:.0f} s in all; {load()}")
 
 
