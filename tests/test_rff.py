@@ -250,11 +250,12 @@ def _fake_cupy(calls: list) -> object:
     fake.asarray = asarray
     fake.empty = lambda shape, dtype=None: np.empty(shape, dtype=dtype).view(_DeviceArray)
     fake.float32, fake.float64 = np.float32, np.float64
+    fake.cos, fake.sin = np.cos, np.sin  # ufuncs: the results stay "on the device"
     return fake
 
 
 def test_random_feature_sums_on_the_gpu_engine_equal_the_threads(monkeypatch) -> None:
-    """The GPU branch of accumulate_maps (a bandwidth grid: two maps, columns grouped) with a
+    """The GPU branch of accumulate_maps (a bandwidth grid: two maps, one column dropped) with a
     fake CuPy: the same chunks and resampled columns, the features and products computed on
     the "device", the sums equal the threads' to the float32 products' rounding."""
     import sys

@@ -25,15 +25,15 @@ D is, so the p-value ``(1 + #{null ≥ T})/(1 + B)`` keeps its level exactly. On
 depends on D (the approximation's variance is O(1/D)).
 
 Precision: φ is evaluated in single precision (``FourierMap.dtype``, float32 by default), the
-chunk products Φᵀ E in float32 and the running sums in float64. On this machine that is about
-7× faster for the cosines and 2× for the products; the rounding error (≈ 1e-6 relative) is
-far below the approximation's own O(1/√D), and the statistic remains a fixed function of the
-data, so the level argument above is untouched.
+chunk products Φᵀ E and Φᵀ 1 in float32 and the running sums in float64. On this machine that
+is about 7× faster for the cosines and 2× for the products; the rounding error (≈ 1e-6
+relative) is far below the approximation's own O(1/√D), and the statistic remains a fixed
+function of the data, so the level argument above is untouched.
 
 A bandwidth grid shares one pass (:func:`accumulate_maps`): the chunk's resamples are drawn
-once, the columns that share a bandwidth are projected once (``z_g W_g``) and rescaled once
-per bandwidth (``(z_g W_g)/σ_g``), and every grid point's map — the same W, the arguments
-``Σ_g (z_g W_g)/σ_g`` — accumulates its own Φᵀ E.
+once, every grid point's map — the same W, the arguments ``(z/σ_m) W`` — is evaluated with the
+others in one product ``z [W/σ_1 … W/σ_M]`` and one cosine and sine call, and the maps'
+features are multiplied with the chunk's columns together (:meth:`FourierAccumulator.add`).
 
 Memory: the rows are walked in chunks and each chunk's resampled residuals are drawn there,
 row by row from a counter-based generator keyed by the seed and the global row number
@@ -71,6 +71,11 @@ DEFAULT_FEATURES = 1024
 #: the default D = 1,024 (:data:`DEFAULT_FEATURES`), whose approximation error is smaller.
 TEST_FEATURES = 256
 
+#: Most features of one product in :meth:`FourierAccumulator.add` (the maps of a grid are
+#: multiplied with the residual columns together up to this many): a chunk's features then
+#: take at most CHUNK_ROWS × 1,024 float32 (32 MiB).
+PRODUCT_FEATURES = 1024
+
 #: ``columns(rows) -> (len(rows), C)`` residual columns of a chunk of rows; column 0 the
 #: observed residuals, the others resampled row by row from the counter-based generator of
 #: :mod:`core.kernels.resampling` (so the draws do not depend on the chunking).
@@ -107,53 +112,26 @@ class FourierMap:
     def n_features(self) -> int:
         return 2 * int(self.weights.shape[1])
 
-    def projections(self, points: np.ndarray, groups: np.ndarray, xp: ModuleType = np
-                    ) -> list[np.ndarray]:
-        """``z_g W_g`` of each group g of columns (``groups[j]`` = group of column j), in
-        :attr:`dtype`: the parts that every bandwidth setting rescales and adds (``xp``:
-        the array module of ``points``, numpy or CuPy)."""
-        weights = xp.asarray(self.weights)
-        return [(points[:, groups == g] @ weights[groups == g]).astype(self.dtype)
-                for g in range(int(groups.max()) + 1)]
-
-    def scaled(self, parts: Sequence[np.ndarray], inverse_bandwidths: np.ndarray
-               ) -> list[dict[float, np.ndarray]]:
-        """For each group g of :meth:`projections`, ``1/σ_g ↦ (z_g W_g)/σ_g`` at every
-        non-zero ``1/σ_g`` of ``inverse_bandwidths`` (``(M, groups)``, one row per map), in
-        :attr:`dtype`: a bandwidth grid rescales each group once per bandwidth, not once per
-        map (:meth:`features_from`)."""
-        return [{scale: part * self.dtype(scale)
-                 for scale in sorted({float(s) for s in inverse_bandwidths[:, g] if s})}
-                for g, part in enumerate(parts)]
-
-    def features_from(self, scaled: Sequence[dict], inverse_bandwidths: np.ndarray,
-                      out: np.ndarray) -> np.ndarray:
-        """``φ(z/σ)`` from :meth:`scaled` into ``out`` (``(r, D)``): the arguments
-        ``Σ_g (z_g W_g)/σ_g`` (``1/σ_g = 0``: an infinite bandwidth, that group drops out),
-        then cosines and sines."""
-        terms = [scaled[g][float(scale)] for g, scale in enumerate(inverse_bandwidths)
-                 if scale]
-        half = self.n_features // 2
-        argument = out[:, half:]
-        if not terms:
-            argument[:] = 0
-        elif len(terms) == 1:
-            argument[:] = terms[0]
-        else:  # in the order of the groups, as 0 + Σ_g would add them
-            np.add(terms[0], terms[1], out=argument)
-            for term in terms[2:]:
-                argument += term
-        np.cos(argument, out=out[:, :half])
-        np.sin(argument, out=argument)
-        out *= self.dtype(np.sqrt(2.0 / self.n_features))
-        return out
+    def arguments(self, points: np.ndarray, inverse_bandwidths: np.ndarray,
+                  xp: ModuleType = np) -> np.ndarray:
+        """``(r, k·D/2)`` in :attr:`dtype`: the arguments ``(z/σ_m) W`` of the k maps
+        ``z ↦ φ(z/σ_m)``, map after map, as one product ``z [W/σ_1 … W/σ_k]``
+        (``inverse_bandwidths``: ``(k, d)``, ``1/σ_m``; 0 drops a column; ``xp``: the array
+        module of ``points``, numpy or CuPy)."""
+        scaled = inverse_bandwidths[:, :, None] * self.weights[None, :, :]  # (k, d, D/2)
+        stacked = np.ascontiguousarray(scaled.transpose(1, 0, 2)).reshape(
+            self.weights.shape[0], -1)
+        return (points @ xp.asarray(stacked)).astype(self.dtype)
 
     def features(self, points: np.ndarray) -> np.ndarray:
         """``φ(z)`` of each row of ``points`` (pre-scaled, σ = 1)."""
-        single, scales = np.zeros(points.shape[1], dtype=np.int64), np.ones(1)
-        parts = self.projections(points, single)
-        return self.features_from(self.scaled(parts, scales[None, :]), scales,
-                                  np.empty((points.shape[0], self.n_features), self.dtype))
+        argument = self.arguments(points, np.ones((1, points.shape[1])))
+        half = self.n_features // 2
+        out = np.empty((points.shape[0], self.n_features), self.dtype)
+        np.cos(argument, out=out[:, :half])
+        np.sin(argument, out=out[:, half:])
+        out *= self.dtype(np.sqrt(2.0 / self.n_features))
+        return out
 
 
 @dataclass(frozen=True)
@@ -196,33 +174,48 @@ class FourierAccumulator:
 
     def __init__(self, fourier: FourierMap, bandwidths: np.ndarray,
                  module: str | None = None) -> None:
-        patterns, groups = np.unique(np.asarray(bandwidths, dtype=np.float64).T, axis=0,
-                                     return_inverse=True)
         self.module = module or ("cupy" if engine_now().name == "gpu" else "numpy")
-        self.fourier, self.groups = fourier, groups.ravel()
-        self.inverse = 1.0 / patterns.T  # (M, groups)
+        self.fourier = fourier
+        self.inverse = 1.0 / np.asarray(bandwidths, dtype=np.float64)  # (M, d)
         self.S = self.u = None
         self.e_sum = self.e2_sum = 0.0
         self.n = 0
 
     def add(self, points: np.ndarray, E: np.ndarray) -> None:
-        """Add the rows ``points`` (``(r, d)``) with their residual columns ``E`` (``(r, C)``)."""
+        """Add the rows ``points`` (``(r, d)``) with their residual columns ``E`` (``(r, C)``).
+
+        k maps at a time (at most :data:`PRODUCT_FEATURES` features: all 25 maps of a D = 32
+        grid), one product gives their arguments (:meth:`FourierMap.arguments`), one cosine
+        and one sine call their features (``[cos A, sin A]``), and the residual columns gain a
+        column of ones, so one product ``[cos A, sin A]ᵀ [E 1]`` gives every map's ``Φᵀ E`` and
+        ``Φᵀ 1`` (the factor √(2/D) applied in float64)."""
         fourier = self.fourier
         self.e_sum = self.e_sum + E.sum(axis=0)
         self.e2_sum = self.e2_sum + np.einsum("ic,ic->c", E, E)
         self.n += E.shape[0]
         xp = array_module(self.module)
-        narrow = xp.asarray(E).astype(fourier.dtype)
-        parts = fourier.projections(xp.asarray(points), self.groups, xp)
-        phi = xp.empty((E.shape[0], fourier.n_features), dtype=fourier.dtype)
+        rows, columns, maps = E.shape[0], E.shape[1], len(self.inverse)
+        half = fourier.n_features // 2
+        narrow = xp.empty((rows, columns + 1), dtype=fourier.dtype)
+        narrow[:, :columns] = xp.asarray(E)
+        narrow[:, columns] = 1
         if self.S is None:
-            self.S = np.zeros((len(self.inverse), fourier.n_features, E.shape[1]))
-            self.u = np.zeros((len(self.inverse), fourier.n_features))
-        scaled = fourier.scaled(parts, self.inverse)
-        for m, scales in enumerate(self.inverse):
-            fourier.features_from(scaled, scales, out=phi)
-            self.S[m] += to_host(phi.T @ narrow)
-            self.u[m] += to_host(phi.sum(axis=0, dtype=np.float64))
+            self.S = np.zeros((maps, fourier.n_features, columns))
+            self.u = np.zeros((maps, fourier.n_features))
+        points = xp.asarray(points)
+        scale = np.sqrt(2.0 / fourier.n_features)
+        together = max(1, PRODUCT_FEATURES // fourier.n_features)
+        for first in range(0, maps, together):
+            last = min(maps, first + together)
+            argument = fourier.arguments(points, self.inverse[first:last], xp)
+            phi = xp.empty((rows, 2 * argument.shape[1]), dtype=fourier.dtype)
+            xp.cos(argument, out=phi[:, :argument.shape[1]])
+            xp.sin(argument, out=phi[:, argument.shape[1]:])
+            product = scale * to_host(phi.T @ narrow).reshape(2, last - first, half,
+                                                              columns + 1)
+            for wave, part in enumerate((slice(0, half), slice(half, None))):
+                self.S[first:last, part] += product[wave, :, :, :columns]
+                self.u[first:last, part] += product[wave, :, :, columns]
 
     def merge(self, other: FourierAccumulator) -> FourierAccumulator:
         """Add another accumulator's sums (of other rows, under the same maps) to these."""
@@ -252,18 +245,17 @@ def accumulate(points: np.ndarray, columns: ColumnSource, fourier: FourierMap,
 def accumulate_maps(points: np.ndarray, columns: ColumnSource, fourier: FourierMap,
                     bandwidths: np.ndarray, chunk_rows: int = CHUNK_ROWS,
                     progress: Callable[[float], None] | None = None) -> list[FourierSums]:
-    """One pass over the rows for the maps ``z ↦ φ(z / bandwidths[m])`` (``bandwidths``:
-    ``(M, d)``, one row per map, ``inf`` drops a column): each chunk's columns are drawn once,
-    the columns that share a bandwidth in every map are projected once (:meth:`projections`),
-    and every map accumulates its Φᵀ E and Φᵀ 1. The chunks are dealt by a fixed stride into
-    one group per core of this machine (:func:`machine_workers`), whatever number of threads
-    runs them (fewer inside an audit's lane), and the groups' accumulators are added in group
-    order, so the sums are the same on every run; ``progress(fraction)`` reports the chunks
-    done, from the calling thread. On the GPU engine the same chunks, with the same residual
-    columns, run one after the other on the device (:class:`FourierAccumulator`), their
-    columns drawn ahead on the machine's threads (:func:`drawn_ahead`; the draws, not the
-    device's products, bound that pass): the sums equal the threads' to the rounding of the
-    float32 products."""
+    """One pass over the rows for the maps ``z ↦ φ(z / bandwidths[m])`` (``bandwidths``: ``(M, d)``,
+    one row per map, ``inf`` drops a column): each chunk's columns are drawn once, the maps'
+    features are evaluated and multiplied with them together (:meth:`FourierAccumulator.add`),
+    and every map accumulates its Φᵀ E and Φᵀ 1. The chunks are dealt by a fixed stride into one
+    group per core of this machine (:func:`machine_workers`), whatever number of threads runs
+    them (fewer inside an audit's lane), and the groups' accumulators are added in group order,
+    so the sums are the same on every run; ``progress(fraction)`` reports the chunks done, from
+    the calling thread. On the GPU engine the same chunks, with the same residual columns, run
+    one after the other on the device (:class:`FourierAccumulator`), their columns drawn ahead
+    on the machine's threads (:func:`drawn_ahead`; the draws, not the device's products, bound
+    that pass): the sums equal the threads' to the rounding of the float32 products."""
     n = points.shape[0]
     chunks = [slice(start, min(start + chunk_rows, n)) for start in range(0, n, chunk_rows)]
     if engine_now().name == "gpu":  # one device: the chunks in order, each on the GPU
@@ -321,7 +313,7 @@ def bernoulli_columns(p: np.ndarray, residuals: np.ndarray, n_resamples: int, se
         q = p[rows]
         out = np.empty((q.shape[0], n_resamples + 1))
         out[:, 0] = residuals[rows]
-        out[:, 1:] = row_bernoulli_residuals(q, offset + rows.start, n_resamples, seed)
+        row_bernoulli_residuals(q, offset + rows.start, n_resamples, seed, out=out[:, 1:])
         return out
 
     return columns
