@@ -142,14 +142,15 @@ class Plan:
 
 def plan(computation: str, n: int, n_resamples: int, n_features: int,
          exact_only: str | None = None, maps: int = 1, per_resample: int = 1,
-         lower: bool = True, min_features: int = MIN_FEATURES) -> Plan:
+         lower: bool = True, min_features: int = MIN_FEATURES,
+         seconds: float = RFF_SECONDS) -> Plan:
     """The computation of a kernel test on ``n`` rows with ``n_resamples`` resamples, each
     ``per_resample`` residual columns, evaluated under ``maps`` kernels (a bandwidth grid).
 
     ``"exact"`` and ``"rff"`` run as asked (``"exact"`` is refused past
     :data:`EXACT_LIMIT_SECONDS`); ``"auto"`` runs exact up to :data:`AUTO_SECONDS`, else random
     Fourier features with ``n_features`` or fewer (not below ``min_features``), and B or
-    fewer resamples (module doc; ``lower=False`` keeps both).
+    fewer resamples, sized to take about ``seconds`` (module doc; ``lower=False`` keeps both).
     ``exact_only`` names a reason the approximation cannot serve (e.g. a null whose resamples
     cannot be drawn row by row): ``"auto"`` then stays exact, and asking for ``"rff"`` raises
     a ValueError with that reason.
@@ -174,6 +175,8 @@ def plan(computation: str, n: int, n_resamples: int, n_features: int,
         Whether the plan may lower D and B.
     min_features : int, default 32
         The floor of D.
+    seconds : float, default :data:`RFF_SECONDS`
+        The time a random-feature test is sized to (at this machine's fixed speeds).
 
     Returns
     -------
@@ -206,12 +209,14 @@ def plan(computation: str, n: int, n_resamples: int, n_features: int,
               f"{AUTO_SECONDS:g} s); random Fourier features keep the level exact")
     features, resamples = n_features, n_resamples
 
+    budget = seconds
+
     def seconds() -> float:
         return rff_seconds(n, features, resamples, maps, per_resample)
 
-    while lower and seconds() > RFF_SECONDS and features > min_features:
+    while lower and seconds() > budget and features > min_features:
         features = max(min_features, features // 2)
-    while lower and seconds() > RFF_SECONDS and resamples > MIN_RESAMPLES:
+    while lower and seconds() > budget and resamples > MIN_RESAMPLES:
         resamples = max(MIN_RESAMPLES, resamples // 2)
     lowered = [f"D = {features}" if features != n_features else "",
                f"B = {resamples:,} resamples" if resamples != n_resamples else ""]

@@ -27,6 +27,14 @@ from core.stattests.result import TestResult, resampling_result
 #: Upper bound on resampled residual columns per tile-engine pass (memory n × columns × 8 B).
 MAX_COLUMNS = 4096
 SKCE_METHODS = ("consistency", "block", "bound")
+#: Seconds the plan sizes the random-feature consistency test to (half the 4 s of a bandwidth
+#: grid's pass, :data:`~core.kernels.computation.RFF_SECONDS`): one prediction kernel, most of
+#: whose time is the B redrawn labels of every row. At 10⁶ rows the plan then takes D = 32 and
+#: B = 250 instead of D = 64 and B = 500; on the same 200 tables of 10⁵ rows
+#: (``python -m benchmarks.skce_plan``) the two plans rejected calibrated models at 0.035 and
+#: 0.025 (the level is exact for any D and B) and mildly over-confident ones (slope 0.98) at
+#: 0.660 ± 0.033 and 0.650 ± 0.034, the smaller plan in half the time.
+TEST_SECONDS = 2.0
 
 
 # --------------------------------------------------------------------------- SKCE tests
@@ -95,7 +103,7 @@ def skce_test(
     label, reason = method, "as asked"
     if method == "consistency":
         chosen = computation_plan(computation, n, n_resamples, n_features,
-                                  per_resample=R.shape[1])
+                                  per_resample=R.shape[1], seconds=TEST_SECONDS)
         label, reason = chosen.label, chosen.reason
         n_resamples, n_features = chosen.n_resamples, chosen.n_features
     if method == "block" or label == "block":

@@ -34,7 +34,7 @@ from core.metrics.skce_estimate import VALUE_FEATURES, SkceFourierSums, predicti
 from core.stattests.klce import fourier_maps, fourier_values, null_scheme
 from core.stattests.klce_grid import GridTestResult, bandwidth_grid, grid_result
 from core.stattests.result import TestResult, resampling_result
-from core.stattests.skce import consistency_columns
+from core.stattests.skce import TEST_SECONDS, consistency_columns
 from core.stream.plan import StreamPlan
 from core.stream.row_sums import standardizer_of
 
@@ -176,10 +176,14 @@ class KernelMerge:
 
 
 def kernel_plan(computation: str, n: int, resamples: int, features: int, maps: int = 1,
-                per_resample: int = 1, min_features: int | None = None) -> Plan:
+                per_resample: int = 1, min_features: int | None = None,
+                seconds: float | None = None) -> Plan:
     """:func:`core.kernels.computation.plan` for streamed rows: random features always
-    (``"auto"``: D and B sized to the data; ``"rff"``: as asked)."""
+    (``"auto"``: D and B sized to the data, to about ``seconds`` when given; ``"rff"``: as
+    asked)."""
     options = {} if min_features is None else {"min_features": min_features}
+    if seconds is not None:
+        options["seconds"] = seconds
     chosen = computation_plan(computation, n, resamples, features, None, maps, per_resample,
                               **options)
     if chosen.label == "exact":
@@ -214,7 +218,7 @@ def kernel_setup(plan: StreamPlan, sums: dict) -> KernelSetup:
     Z, _ = prediction_residuals(rows.probs, rows.y)
     m = 1 if plan.schema.n_classes == 2 else plan.schema.n_classes
     skce_plan = kernel_plan(settings.computation, n, settings.test_resamples, TEST_FEATURES,
-                            per_resample=m)
+                            per_resample=m, seconds=TEST_SECONDS)
     resamples = min(settings.n_bootstrap, SKCE_RESAMPLES)
     value_plan = kernel_plan(settings.computation, n, resamples, DEFAULT_FEATURES,
                              per_resample=m, min_features=VALUE_FEATURES)
