@@ -114,14 +114,14 @@ class FourierMap:
 
     def arguments(self, points: np.ndarray, inverse_bandwidths: np.ndarray,
                   xp: ModuleType = np) -> np.ndarray:
-        """``(r, k·D/2)`` in :attr:`dtype`: the arguments ``(z/σ_m) W`` of the k maps
-        ``z ↦ φ(z/σ_m)``, map after map, as one product ``z [W/σ_1 … W/σ_k]``
+        """``(r, k·D/2)``: the arguments ``(z/σ_m) W`` of the k maps ``z ↦ φ(z/σ_m)``, map
+        after map, as one product ``z [W/σ_1 … W/σ_k]`` in :attr:`dtype`
         (``inverse_bandwidths``: ``(k, d)``, ``1/σ_m``; 0 drops a column; ``xp``: the array
         module of ``points``, numpy or CuPy)."""
         scaled = inverse_bandwidths[:, :, None] * self.weights[None, :, :]  # (k, d, D/2)
         stacked = np.ascontiguousarray(scaled.transpose(1, 0, 2)).reshape(
-            self.weights.shape[0], -1)
-        return (points @ xp.asarray(stacked)).astype(self.dtype)
+            self.weights.shape[0], -1).astype(self.dtype)
+        return points.astype(self.dtype) @ xp.asarray(stacked)
 
     def features(self, points: np.ndarray) -> np.ndarray:
         """``φ(z)`` of each row of ``points`` (pre-scaled, σ = 1)."""
@@ -211,11 +211,12 @@ class FourierAccumulator:
             phi = xp.empty((rows, 2 * argument.shape[1]), dtype=fourier.dtype)
             xp.cos(argument, out=phi[:, :argument.shape[1]])
             xp.sin(argument, out=phi[:, argument.shape[1]:])
-            product = scale * to_host(phi.T @ narrow).reshape(2, last - first, half,
-                                                              columns + 1)
+            # (C + 1, 2·k·D/2): the product laid out as BLAS computes it fastest here
+            product = scale * to_host(narrow.T @ phi).reshape(columns + 1, 2, last - first,
+                                                              half)
             for wave, part in enumerate((slice(0, half), slice(half, None))):
-                self.S[first:last, part] += product[wave, :, :, :columns]
-                self.u[first:last, part] += product[wave, :, :, columns]
+                self.S[first:last, part] += product[:columns, wave].transpose(1, 2, 0)
+                self.u[first:last, part] += product[columns, wave]
 
     def merge(self, other: FourierAccumulator) -> FourierAccumulator:
         """Add another accumulator's sums (of other rows, under the same maps) to these."""
