@@ -91,15 +91,31 @@ def _pair(probs: ArrayLike, y: ArrayLike, notion: str | None,
     return one_confidence_per_row(probs, y, notion, class_index, "The cumulative differences")
 
 
-def _differences(conf: np.ndarray, outcome: np.ndarray, notion: str) -> CumulativeDifferences:
-    n = conf.shape[0]
+def _sorted_path(conf: np.ndarray, outcome: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(s, ends, C)``: the confidences sorted, the last row of each run of tied ones, and
+    the cumulative differences ``C_k`` at those rows (without the leading 0)."""
     if np.all(conf[:-1] <= conf[1:]):  # already sorted (the bootstrap's resamples are)
         s, o = conf, outcome
     else:  # any order within ties: C is read only at the ends of runs
         order = sort_order(conf)
         s, o = conf[order], outcome[order]
     ends = np.flatnonzero(np.append(s[1:] != s[:-1], True))  # last row of each tied run
-    cumulative = np.concatenate([[0.0], np.cumsum(o - s)[ends] / n])
+    return s, ends, np.cumsum(o - s)[ends] / conf.shape[0]
+
+
+def cumulative_extremes(conf: np.ndarray, outcome: np.ndarray) -> tuple[float, float]:
+    """``(G, H)`` of one validated (confidence, outcome) pair: the KS and Kuiper statistics
+    of :func:`cumulative_differences` without the path (the extended metrics' bootstrap)."""
+    _, _, path = _sorted_path(conf, outcome)
+    return (float(max(np.abs(path).max(), 0.0)),
+            float(max(path.max(), 0.0) - min(path.min(), 0.0)))
+
+
+def _differences(conf: np.ndarray, outcome: np.ndarray, notion: str) -> CumulativeDifferences:
+    n = conf.shape[0]
+    s, ends, path = _sorted_path(conf, outcome)
+    cumulative = np.concatenate([[0.0], path])
     variance = np.concatenate([[0.0], np.cumsum(s * (1.0 - s))[ends]])
     sigma_path = np.sqrt(variance) / n
     return CumulativeDifferences(

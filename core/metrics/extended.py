@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 from core.data.validation import check_count, check_seed
 from core.kernels.engine import in_threads
 from core.metrics.clinical import calibration_slope, ici_of
-from core.metrics.cumulative import cumulative_differences
+from core.metrics.cumulative import cumulative_extremes
 from core.metrics.decomposition import decompose_of, isotonic_recalibration
 from core.metrics.intervals import check_level, reported_estimate
 from core.metrics.orders import sort_order
@@ -81,11 +81,11 @@ def _values(conf: np.ndarray, outcome: np.ndarray, notion: str,
     recalibrated = isotonic_recalibration(conf, outcome)  # one PAV serves both scores
     brier = decompose_of(conf, outcome, "brier", notion, recalibrated)
     log = decompose_of(conf, outcome, "log", notion, recalibrated)
-    path = cumulative_differences(conf, outcome.astype(np.int64))
+    ks, kuiper = cumulative_extremes(conf, outcome)
     return {"smooth_ece": smooth, **ici_of(conf, outcome),
             "brier_rel": brier.reliability, "brier_res": brier.resolution,
             "brier_unc": brier.uncertainty, "log_cal": log.reliability,
-            "log_ref": log.refinement, "cum_ks": path.ks, "cum_kuiper": path.kuiper}
+            "log_ref": log.refinement, "cum_ks": ks, "cum_kuiper": kuiper}
 
 
 def extended_metrics_table(
