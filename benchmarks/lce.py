@@ -222,7 +222,7 @@ def pieces_run(data_path: str, out: str) -> None:
     """One process: the three pieces on the table at ``data_path``, one after the other,
     timed (CPU and wall seconds), their results pickled to ``out``. Imports only names
     that the base branch's ``core`` has too."""
-    from core.audit import SectionStore
+    from core.audit import OnceStore
     from core.audit.landscape import lce_section
     from core.audit.local_bias import ProfileSettings, lcb_section, profile_of
     from core.audit.rows import audit_part, feature_columns
@@ -246,10 +246,11 @@ def pieces_run(data_path: str, out: str) -> None:
         results[name] = call()
         times[name] = (time.process_time() - cpu, time.perf_counter() - wall)
 
+    # each section once, as in run_audit (its store: the feature map computed once)
     timed(PIECES[0], lambda: lce_section(data, settings.landscape(features),
-                                         store=SectionStore()))
+                                         store=OnceStore()))
     timed(PIECES[1], lambda: lcb_section(audit, settings.local_bias(features),
-                                         store=SectionStore()))
+                                         store=OnceStore()))
     groups = list(audit.groups.columns[:2])
     profile = ProfileSettings(LocalBiasSettings(features), color=groups[0] if groups else None,
                               facet=groups[1] if len(groups) > 1 else None,
