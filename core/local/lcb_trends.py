@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 #: Fewest rows a group needs for a trend line (and its bootstrap band) of its own.
 MIN_TREND_ROWS = 10
@@ -77,7 +78,8 @@ def lcb_trends(
         grid = np.linspace(x.min(), x.max(), grid_points)
         fit = np.polynomial.Polynomial.fit(x, v, degree)(grid)
         rows = rng.integers(0, x.size, size=(n_resamples, x.size))
-        curves = _refits(x, v, degree, grid, rows)
+        with threadpool_limits(limits=1, user_api="blas"):  # the same sums on any machine
+            curves = _refits(x, v, degree, grid, rows)
         low, high = np.nanquantile(curves, [alpha / 2, 1 - alpha / 2], axis=0)
         frames.append(pd.DataFrame({"group": str(group), "x": grid, "fit": fit, "low": low,
                                     "high": high, "rows": int(mask.sum())}))
