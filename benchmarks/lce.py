@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.lce [--n 10000] [--n-large 200000] [--full-exact]
     .venv/bin/python -m benchmarks.lce calibrate
-    .venv/bin/python -m benchmarks.lce pieces [--rows 1000000] [--repeats 2] [--base main]
+    .venv/bin/python -m benchmarks.lce pieces [--rows 1000000] [--repeats 2] [--base REV]
 
 ``calibrate`` times the three LCE methods on 100,000 rows of a 2-D embedding (15 confidence
 bins, best of three) and prints the per-operation costs next to the fixed ones that
@@ -26,7 +26,8 @@ times it once instead). The worst-case bound is :func:`core.local.lce_grid.binne
 Parquet file as ``benchmarks.streaming profile`` does): ``lce_section``, ``lcb_section`` and
 the report's LCB profile (:func:`core.audit.local_bias.profile_of`, whose cost is
 :func:`core.local.lcb_trends.lcb_trends`). Each run is a fresh process, alternately with the
-``core`` of ``--base`` (a ``git archive`` copy; this branch's benchmarks) and with this
+``core`` of ``--base`` (default: the commit of main this branch started from, so that only
+this branch's changes differ; a ``git archive`` copy, with this branch's benchmarks) and with this
 branch's, ``--repeats`` times each, each piece twice in each; it prints the CPU seconds
 (``time.process_time``, every thread) and wall seconds of each piece (the best of the runs),
 their ratio, and the largest
@@ -287,7 +288,7 @@ def _relative(mine, theirs) -> float:
     return float(np.max(np.where(same, 0.0, np.abs(mine - theirs) / scale)))
 
 
-def pieces(rows: int, repeats: int, base: str) -> None:
+def pieces(rows: int, repeats: int, base: str | None) -> None:
     """The three pieces with ``base``'s core and with this branch's, alternately, in fresh
     processes on the same file: CPU and wall seconds, ratios, largest relative differences."""
     from benchmarks.common import load
@@ -295,6 +296,9 @@ def pieces(rows: int, repeats: int, base: str) -> None:
     from core.data.simulations import scale_table
 
     here = Path(__file__).resolve().parents[1]
+    if base is None:
+        base = subprocess.run(["git", "-C", str(here), "merge-base", "main", "HEAD"], check=True,
+                              capture_output=True, text=True).stdout.strip()[:10]
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         path = root / "scale.parquet"
@@ -357,7 +361,8 @@ def main() -> None:
                         help="time the exact LCE on all n-large rows (minutes)")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--base", default="main")
+    parser.add_argument("--base", help="the revision compared (default: git merge-base main "
+                                        "HEAD)")
     parser.add_argument("--data")
     parser.add_argument("--out")
     args = parser.parse_args()
