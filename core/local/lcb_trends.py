@@ -92,8 +92,8 @@ def _trendable(x: np.ndarray, degree: int) -> bool:
     return x.size >= MIN_TREND_ROWS and np.unique(x).size > degree + 1
 
 
-#: Resamples whose counts :func:`_refits` holds at a time (memory: this many × group rows).
-_REFIT_CHUNK = 32
+#: Row counts (resamples × group rows) that :func:`_refits` holds at a time: 32 MiB a copy.
+_REFIT_COUNTS = 2**22
 #: Largest condition number of a resample's normal equations that :func:`_refits` solves;
 #: a resample beyond (a few distinct values far apart) is fitted alone, as before.
 _GRAM_CONDITION = 1e3
@@ -126,8 +126,9 @@ def _refits(x: np.ndarray, v: np.ndarray, degree: int, grid: np.ndarray,
     weighted = Q * v[:, None]
     values, inverse = np.unique(x, return_inverse=True)
     curves = np.full((rows.shape[0], grid.size), np.nan)
-    for start in range(0, rows.shape[0], _REFIT_CHUNK):
-        chunk = rows[start:start + _REFIT_CHUNK]
+    at_once = max(1, _REFIT_COUNTS // x.size)
+    for start in range(0, rows.shape[0], at_once):
+        chunk = rows[start:start + at_once]
         offsets = np.arange(chunk.shape[0])[:, None]
         counts = np.bincount((chunk + offsets * x.size).ravel(),
                              minlength=chunk.shape[0] * x.size).reshape(chunk.shape[0], -1)
