@@ -2,6 +2,7 @@
 
     .venv/bin/python -m benchmarks.lce [--n 10000] [--n-large 200000] [--full-exact]
     .venv/bin/python -m benchmarks.lce calibrate
+    .venv/bin/python -m benchmarks.lce pieces [--rows 1000000] [--repeats 2] [--base REV]
 
 ``calibrate`` times the three LCE methods on 100,000 rows of a 2-D embedding (15 confidence
 bins, best of three) and prints the per-operation costs next to the fixed ones that
@@ -20,6 +21,19 @@ a random subsample of query points (each against its full bin), for two bandwidt
 grid sizes; the exact time for all n is extrapolated from the subsample (``--full-exact``
 times it once instead). The worst-case bound is :func:`core.local.lce_grid.binned_error_bound`.
 
+``pieces`` times the audit's local pieces on the 10⁶-row scale table
+(:func:`core.data.simulations.scale_table`, audited as the command line does, read back from a
+Parquet file as ``benchmarks.streaming profile`` does): ``lce_section``, ``lcb_section`` and
+the report's LCB profile (:func:`core.audit.local_bias.profile_of`, whose cost is
+:func:`core.local.lcb_trends.lcb_trends`). Each run is a fresh process, alternately with the
+``core`` of ``--base`` (default: the commit of main this branch started from, so that only
+this branch's changes differ; a ``git archive`` copy, with this branch's benchmarks) and with this
+branch's, ``--repeats`` times each, each piece twice in each; it prints the CPU seconds
+(``time.process_time``, every thread) and wall seconds of each piece (the best of the runs),
+their ratio, and the largest
+relative difference between the two codes' results (every number of the sections, the
+curve, the LCB values and the trends).
+
 Target (DESIGN.md): LCE for n = 10,000 in under 1 s on two cores.
 """
 
@@ -29,8 +43,14 @@ import argparse
 import functools
 import math
 import os
+import pickle
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 import timeit
+from pathlib import Path
 
 import numpy as np
 
@@ -195,18 +215,165 @@ def calibrate(n: int = 100_000) -> None:
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
+# --------------------------------------------------------------------------- audit pieces
+
+PIECES = ("lce_section", "lcb_section", "lcb_trends (profile_of)")
+
+
+def pieces_run(data_path: str, out: str) -> None:
+    """One process: the three pieces on the table at ``data_path``, one after the other,
+    timed (CPU and wall seconds), their results pickled to ``out``. Imports only names
+    that the base branch's ``core`` has too."""
+    from core.audit import OnceStore
+    from core.audit.landscape import lce_section
+    from core.audit.local_bias import ProfileSettings, lcb_section, profile_of
+    from core.audit.rows import audit_part, feature_columns
+    from core.audit.settings import LocalBiasSettings
+    from core.cli import audit as audit_command
+    from core.cli import entry
+    from core.data.simulations import SCALE_FEATURES
+    from core.report.charts import TREND_DEGREE, TREND_RESAMPLES
+
+    options = entry.build_parser().parse_args(
+        ["audit", data_path, "--label", "label", "--prob", "prob", "--features",
+         ",".join(SCALE_FEATURES), "--groups", "region", "--formats", "png,html"])
+    audit = audit_command.load_audit(options)
+    settings = audit_command.audit_settings_from_options(options, audit)
+    data, _ = audit_part(audit, settings.part)
+    features = feature_columns(audit, settings.features)
+    times, results = {}, {}
+
+    def timed(name, call):  # the best of two runs (a loaded machine's noise is one-sided)
+        for _ in range(2):
+            cpu, wall = time.process_time(), time.perf_counter()
+            results[name] = call()
+            spent = (time.process_time() - cpu, time.perf_counter() - wall)
+            times[name] = min(times.get(name, spent), spent)
+
+    # each section once, as in run_audit (its store: the feature map computed once)
+    timed(PIECES[0], lambda: lce_section(data, settings.landscape(features),
+                                         store=OnceStore()))
+    timed(PIECES[1], lambda: lcb_section(audit, settings.local_bias(features),
+                                         store=OnceStore()))
+    groups = list(audit.groups.columns[:2])
+    profile = ProfileSettings(LocalBiasSettings(features), color=groups[0] if groups else None,
+                              facet=groups[1] if len(groups) > 1 else None,
+                              degree=TREND_DEGREE, n_resamples=TREND_RESAMPLES,
+                              seed=settings.seed)
+    timed(PIECES[2], lambda: profile_of(audit, results[PIECES[1]], profile))
+    lce, lcb, trends = (results[name] for name in PIECES)
+    numbers = {"lce curve": lce.curve[["gamma", "mlce", "mean_lce", "error_bound"]]
+               .to_numpy(float), "lce at γ": [lce.mlce], "mce": [lce.mce],
+               "lcb values": lcb.values, "lcb cv table": lcb.cv_table.to_numpy(float),
+               "lcb bandwidths": [lcb.spec.prob_bandwidth, lcb.spec.feature_bandwidth],
+               "trends": trends.trends[["x", "fit", "low", "high", "rows"]].to_numpy(float),
+               "profile points": trends.points["lcb"].to_numpy(float)}
+    texts = {"lce": repr([lce.curve["method"].tolist(), lce.map, lce.computation]),
+             "lcb": repr([lcb.reference, lcb.computation, lcb.exact_seconds, lcb.method,
+                          None if lcb.rows is None else lcb.rows.tolist()]),
+             "trends": repr([trends.trends["group"].tolist(), trends.skipped,
+                             trends.without_neighbours])}
+    with open(out, "wb") as handle:
+        pickle.dump({"times": times, "numbers": numbers, "texts": texts}, handle)
+
+
+def _relative(mine, theirs) -> float:
+    mine, theirs = np.asarray(mine, float), np.asarray(theirs, float)
+    if mine.shape != theirs.shape:
+        return float("inf")
+    same = (mine == theirs) | (np.isnan(mine) & np.isnan(theirs))
+    if same.all():
+        return 0.0
+    scale = np.maximum(np.abs(theirs), np.finfo(float).tiny)
+    return float(np.max(np.where(same, 0.0, np.abs(mine - theirs) / scale)))
+
+
+def pieces(rows: int, repeats: int, base: str | None) -> None:
+    """The three pieces with ``base``'s core and with this branch's, alternately, in fresh
+    processes on the same file: CPU and wall seconds, ratios, largest relative differences."""
+    from benchmarks.common import load
+    from benchmarks.streaming import ROW_GROUP
+    from core.data.simulations import scale_table
+
+    here = Path(__file__).resolve().parents[1]
+    if base is None:
+        base = subprocess.run(["git", "-C", str(here), "merge-base", "main", "HEAD"], check=True,
+                              capture_output=True, text=True).stdout.strip()[:10]
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        path = root / "scale.parquet"
+        scale_table(rows).to_parquet(path, index=False, row_group_size=ROW_GROUP)
+        tree = root / "base"
+        tree.mkdir()
+        archive = subprocess.run(["git", "-C", str(here), "archive", base, "core"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+        shutil.copytree(here / "benchmarks", tree / "benchmarks")  # only core differs
+        print(f"n = {rows:,}; pieces one after the other in fresh processes, alternately "
+              f"{base}'s core and this branch's; {load()}", flush=True)
+        runs: dict[str, list[dict]] = {base: [], "this branch": []}
+        for k in range(repeats):
+            for name, root_of in ((base, tree), ("this branch", here)):
+                out = root / f"{name.replace(' ', '_')}{k}.pickle"
+                env = dict(os.environ, PYTHONPATH=str(root_of))
+                subprocess.run([sys.executable, "-m", "benchmarks.lce", "pieces-run",
+                                "--data", str(path), "--out", str(out)],
+                               cwd=root_of, env=env, check=True)
+                with open(out, "rb") as handle:
+                    runs[name].append(pickle.load(handle))
+                cpu = "  ".join(f"{p.split()[0]} {runs[name][-1]['times'][p][0]:.2f}"
+                                for p in PIECES)
+                print(f"  run {k + 1}, {name}: CPU s {cpu}; {load()}", flush=True)
+    widths = (26, 12, 12, 8, 12, 12, 8)
+    print(row("piece", "base CPU s", "this CPU s", "ratio", "base wall s", "this wall s",
+              "ratio", widths=widths))
+    for piece in PIECES:
+        old = [min(run["times"][piece][k] for run in runs[base]) for k in (0, 1)]
+        new = [min(run["times"][piece][k] for run in runs["this branch"]) for k in (0, 1)]
+        print(row(piece, f"{old[0]:.2f}", f"{new[0]:.2f}", f"{old[0] / new[0]:.2f}x",
+                  f"{old[1]:.2f}", f"{new[1]:.2f}", f"{old[1] / new[1]:.2f}x", widths=widths))
+    total = [sum(min(run["times"][p][0] for run in runs[side]) for p in PIECES)
+             for side in (base, "this branch")]
+    print(row("all three", f"{total[0]:.2f}", f"{total[1]:.2f}", f"{total[0] / total[1]:.2f}x",
+              widths=widths))
+    print("largest relative difference, this branch against base (every run against the "
+          "first base run):")
+    first = runs[base][0]
+    for key in first["numbers"]:
+        worst = max(_relative(run["numbers"][key], first["numbers"][key])
+                    for side in runs.values() for run in side)
+        print(f"  {key}: {worst:.2e}")
+    texts = all(run["texts"] == first["texts"] for side in runs.values() for run in side)
+    print(f"  methods, captions, rows and groups identical: {'yes' if texts else 'NO'}")
+    print(load())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", choices=("calibrate",),
-                        help="calibrate: the LCE plan's per-operation costs")
+    parser.add_argument("command", nargs="?", choices=("calibrate", "pieces", "pieces-run"),
+                        help="calibrate: the LCE plan's per-operation costs; pieces: the "
+                             "audit's local pieces at 10⁶ rows, base's code against this "
+                             "branch's (pieces-run: one process of it)")
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--n-large", type=int, default=200_000)
     parser.add_argument("--gamma", type=float, default=0.2)
     parser.add_argument("--full-exact", action="store_true",
                         help="time the exact LCE on all n-large rows (minutes)")
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--base", help="the revision compared (default: git merge-base main "
+                                        "HEAD)")
+    parser.add_argument("--data")
+    parser.add_argument("--out")
     args = parser.parse_args()
     if args.command == "calibrate":
         calibrate()
+        return
+    if args.command == "pieces":
+        pieces(args.rows, args.repeats, args.base)
+        return
+    if args.command == "pieces-run":
+        pieces_run(args.data, args.out)
         return
     part_exact(args.n, args.gamma)
     part_binned(args.n_large, args.full_exact)

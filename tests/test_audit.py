@@ -152,6 +152,29 @@ def test_sampled_local_sections_on_the_scale_table() -> None:
     assert "binned grid (|error| ≤" in lce.computation
 
 
+def test_the_lce_section_without_a_store_maps_the_features_once(monkeypatch) -> None:
+    """The curve and its value at γ (0.2 is not on the curve) read the same feature map:
+    without a store it is computed once, and the numbers are those of the audit's store."""
+    from core.audit import LandscapeSettings, OnceStore, landscape, lce_section
+    from core.data.audit_data import AuditData
+    from core.data.simulations import SCALE_FEATURES, scale_table
+
+    data = AuditData.from_frame(scale_table(3000), label="label", prob="prob",
+                                features=SCALE_FEATURES, groups=("region",))
+    settings = LandscapeSettings(tuple(SCALE_FEATURES))
+    expected = lce_section(data, settings, store=OnceStore())
+    embeds, embed = [], landscape.embed
+
+    def counted(*args, **kwargs):
+        embeds.append(1)
+        return embed(*args, **kwargs)
+
+    monkeypatch.setattr(landscape, "embed", counted)
+    section = lce_section(data, settings)
+    assert len(embeds) == 1
+    assert section.curve.equals(expected.curve) and section.mlce == expected.mlce
+
+
 def test_slice_helpers_on_a_sample_of_rows_and_a_slice_holding_every_row() -> None:
     """The Findings page's closer look: the LCB profile of a sample of the query rows marks
     the slice's rows and draws them against the slice's numeric column; the reliability of

@@ -172,3 +172,25 @@ def test_sampled_lcb_is_within_its_stated_noise_of_the_exact_one() -> None:
     assert np.quantile(np.abs(diff), 0.95) <= 3 * est.noise
     assert np.sqrt(np.mean(diff**2)) <= 1.5 * est.noise
     assert 20 < est.neighbours < 2000
+
+
+@pytest.mark.parametrize(("n", "degree", "distinct"), [(15, 3, 5), (40, 5, 40), (3000, 3, 70),
+                                                        (2000, 1, 2000)])
+def test_band_refits_are_each_resamples_own_fit(n: int, degree: int, distinct: int) -> None:
+    """The band's resample fits (weighted normal equations on one design per group) are
+    the least-squares polynomial numpy fits to each resample alone, to 1e-10 of the curves'
+    scale; a resample with at most ``degree`` distinct values is NaN, as before."""
+    from core.local.lcb_trends import _refits
+
+    rng = np.random.default_rng(n)
+    x = rng.choice(np.linspace(18.0, 90.0, distinct), n)
+    v = 0.02 * np.sin(x / 9.0) + 0.01 * rng.standard_normal(n)
+    grid = np.linspace(x.min(), x.max(), 40)
+    rows = rng.integers(0, n, size=(60, n))
+    curves = _refits(x, v, degree, grid, rows)
+    for r, curve in zip(rows, curves, strict=True):
+        if np.unique(x[r]).size <= degree:
+            assert np.isnan(curve).all()
+            continue
+        alone = np.polynomial.Polynomial.fit(x[r], v[r], degree)(grid)
+        assert np.max(np.abs(curve - alone)) <= 1e-10 * np.max(np.abs(alone))

@@ -10,7 +10,7 @@ import pandas as pd
 from core import metrics
 from core.audit.results import LceSection
 from core.audit.settings import LandscapeSettings
-from core.audit.store import Progress, SectionStore, section
+from core.audit.store import OnceStore, Progress, SectionStore, section
 from core.data.audit_data import AuditData
 from core.kernels.resampling import row_sample
 from core.local.embedding import (
@@ -99,10 +99,12 @@ def lce_section(data: AuditData, settings: LandscapeSettings,
     """MLCE over γ on a map of the audit features, with its value at ``settings.gamma``;
     ``None`` when no audit feature is chosen. ``settings.computation`` is the LCE method
     (:func:`core.local.lce_plan.plan_method`: ``"auto"`` keeps exact sums on small data and
-    takes the binned grid or the exact sweep on large data)."""
+    takes the binned grid or the exact sweep on large data). Without a ``store``, its pieces
+    share one :class:`~core.audit.store.OnceStore`: the feature map that the curve and its
+    value at γ both read is computed once."""
     if not settings.features:
         return None
-    store = store or SectionStore()
+    store = store or OnceStore()  # without a store, the feature map is still computed once
 
     def report(start: float, width: float) -> Progress:
         return lambda f, m: progress(start + width * f, m) if progress is not None else None

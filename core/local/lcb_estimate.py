@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from core.data.validation import check_choice, check_probs, check_probs_labels
 from core.kernels.resampling import row_sample
@@ -279,8 +280,9 @@ def lcb_estimate(
                        where=sums[:, 1] > MIN_WEIGHT)
     # effective neighbours: k² is the Gaussian kernel of the coordinates scaled by √2
     probe = np.linspace(0, query.shape[0] - 1, min(NEIGHBOUR_ROWS, query.shape[0])).astype(int)
-    squares = kernel_matmul(query[probe] * np.sqrt(2.0), reference * np.sqrt(2.0),
-                            np.ones(reference.shape[0]), 1.0)
+    with threadpool_limits(limits=1, user_api="blas"):  # one tile row (select_bandwidths)
+        squares = kernel_matmul(query[probe] * np.sqrt(2.0), reference * np.sqrt(2.0),
+                                np.ones(reference.shape[0]), 1.0)
     total = sums[probe, 1]
     with np.errstate(divide="ignore", invalid="ignore"):
         n_eff = np.where(squares > 0, total**2 / squares, 0.0)
@@ -349,14 +351,20 @@ def select_bandwidths(
     e = sample.residuals
     weights = np.column_stack([e, np.ones(e.size)])
     scores = []
-    for fp in factors:
-        for fx in factors if np.isfinite(base_x) else (1.0,):
-            points = sample.at(base_p * fp, base_x * fx).points
-            sums = kernel_matmul(points, points, weights, 1.0, exclude_self=True)
-            # a row with no neighbour at this bandwidth is predicted to have no bias
-            fitted = np.divide(sums[:, 0], sums[:, 1], out=np.zeros(e.size),
-                               where=sums[:, 1] > MIN_WEIGHT)
-            scores.append((base_p * fp, base_x * fx, float(np.mean((e - fitted) ** 2))))
+    # the sums of at most 1,500 rows are one tile row, which the tile engine computes in this
+    # thread with the BLAS threads it finds: held to one, as each tile task of a larger sum
+    # is, they take half the CPU time of two (and the scores do not depend on how many
+    # threads the BLAS library starts)
+    with threadpool_limits(limits=1, user_api="blas"):
+        for fp in factors:
+            for fx in factors if np.isfinite(base_x) else (1.0,):
+                points = sample.at(base_p * fp, base_x * fx).points
+                sums = kernel_matmul(points, points, weights, 1.0, exclude_self=True)
+                # a row with no neighbour at this bandwidth is predicted to have no bias
+                fitted = np.divide(sums[:, 0], sums[:, 1], out=np.zeros(e.size),
+                                   where=sums[:, 1] > MIN_WEIGHT)
+                scores.append((base_p * fp, base_x * fx,
+                               float(np.mean((e - fitted) ** 2))))
     table = pd.DataFrame(scores, columns=["prob_bandwidth", "feature_bandwidth", "cv_error"])
     best = table.loc[table["cv_error"].idxmin()]
     return float(best["prob_bandwidth"]), float(best["feature_bandwidth"]), table
