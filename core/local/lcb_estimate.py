@@ -280,7 +280,7 @@ def lcb_estimate(
                        where=sums[:, 1] > MIN_WEIGHT)
     # effective neighbours: k² is the Gaussian kernel of the coordinates scaled by √2
     probe = np.linspace(0, query.shape[0] - 1, min(NEIGHBOUR_ROWS, query.shape[0])).astype(int)
-    with threadpool_limits(limits=1, user_api="blas"):  # one tile row (select_bandwidths)
+    with threadpool_limits(limits=1, user_api="blas"):  # few tile rows (select_bandwidths)
         squares = kernel_matmul(query[probe] * np.sqrt(2.0), reference * np.sqrt(2.0),
                                 np.ones(reference.shape[0]), 1.0)
     total = sums[probe, 1]
@@ -351,10 +351,9 @@ def select_bandwidths(
     e = sample.residuals
     weights = np.column_stack([e, np.ones(e.size)])
     scores = []
-    # the sums of at most 1,500 rows are one tile row, which the tile engine computes in this
-    # thread with the BLAS threads it finds: held to one, as each tile task of a larger sum
-    # is, they take half the CPU time of two (and the scores do not depend on how many
-    # threads the BLAS library starts)
+    # the sums of at most 1,500 rows are a few tile rows, computed with the BLAS threads the
+    # library finds: held to one, as each tile task of a larger sum is, they take half the
+    # CPU time of two (and the scores do not depend on how many threads BLAS starts)
     with threadpool_limits(limits=1, user_api="blas"):
         for fp in factors:
             for fx in factors if np.isfinite(base_x) else (1.0,):
