@@ -202,17 +202,14 @@ def test_slice_helpers_on_a_sample_of_rows_and_a_slice_holding_every_row() -> No
 
 def test_pieces_side_by_side_give_the_numbers_of_one_after_the_other() -> None:
     """The audit's pieces, taken by two threads sharing the cores (one thread each): the same
-    numbers as the sections run one after the other on all threads, and ``core_free`` is
-    called once, when the first thread finds no piece left."""
+    numbers as the sections run one after the other on all threads."""
     from core.audit import SectionStore
 
     data = cached_demo("itrustworthy")
     settings = AuditSettings(n_bootstrap=20, test_resamples=50, grid_resamples=50,
                              slice_resamples=50)
-    freed = []
-    side_by_side = run_audit(data, settings, core_free=lambda: freed.append(1))
+    side_by_side = run_audit(data, settings)
     in_turn = run_audit(data, settings, store=SectionStore())
-    assert freed == [1]
     np.testing.assert_allclose(
         side_by_side.reliability.metrics.select_dtypes("number").to_numpy(),
         in_turn.reliability.metrics.select_dtypes("number").to_numpy(),

@@ -43,13 +43,10 @@ class Piece:
 
 
 def pieces_on_two_threads(compute: Callable[[int], object], count: int,
-                          core_free: Callable[[], None] | None,
                           tick: Callable[[], None]) -> list:
     """``[compute(k) for k in range(count)]`` on two threads sharing this machine's cores,
-    each taking the next piece in order when it is free; ``core_free()`` once, when a thread
-    finds no piece left while the other still computes."""
+    each taking the next piece in order when it is free."""
     share, lock, next_piece, values = CoreShare(2), threading.Lock(), [0], [None] * count
-    idle = [0]
 
     def worker(_: int) -> None:
         with sharing(share):
@@ -61,11 +58,6 @@ def pieces_on_two_threads(compute: Callable[[int], object], count: int,
                     break
                 values[k] = compute(k)
         share.finish()
-        with lock:
-            idle[0] += 1
-            first = idle[0] == 1
-        if first and core_free is not None:
-            core_free()  # the other thread still computes: a core is free
 
     in_threads(worker, [0, 1], n_jobs=min(2, machine_workers()), tick=tick)
     return values
@@ -73,8 +65,7 @@ def pieces_on_two_threads(compute: Callable[[int], object], count: int,
 
 def run_audit(audit: AuditData, settings: AuditSettings | None = None,
               progress: Progress | None = None,
-              store: SectionStore | None = None,
-              core_free: Callable[[], None] | None = None) -> AuditResult:
+              store: SectionStore | None = None) -> AuditResult:
     """Compute every page's numbers for ``audit`` at ``settings`` (default: the pages').
 
     Parameters
@@ -89,10 +80,6 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
         Where each section comes from (default: computed, each once —
         :class:`~core.audit.store.OnceStore`; the app passes its cache, which answers with
         what the pages computed at the same settings).
-    core_free : callable, optional
-        Called once, from one of the two threads that compute the pieces side by side, when
-        it finds no piece left while the other still computes, so a core is free (the command
-        line starts its figure browser then).
 
     Returns
     -------
@@ -106,18 +93,21 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     features = feature_columns(audit, settings.features)
     reliability_settings = resolved(data, settings.reliability())
     # (share of the audit's work at 10⁶ rows, what it shows, the section's call), in the
-    # order the two threads take them: at 10⁶ rows the threads end within a second
+    # order the two threads take them: a long piece that mostly walks memory (the curve
+    # metrics' resamples) beside one that mostly computes (the local bias's kernel tiles),
+    # then longest first; at 10⁶ rows the threads end within a second
+    # (``python -m benchmarks.streaming lanes``)
     pieces = [
-        Piece(0.04, "Findings", slice_section, data,
-              settings.findings(slice_names(audit, features))),
-        Piece(0.16, "Local bias", lcb_section, audit, settings.local_bias(features)),
-        Piece(0.15, "Trust test", trust_section, data, settings.trust(features)),
-        Piece(0.17, "Reliability: extended metrics", extended_rows, data, reliability_settings),
-        Piece(0.17, "LCE landscape", lce_section, data, settings.landscape(features)),
-        Piece(0.16, "Reliability: tests", test_results, data, reliability_settings),
-        Piece(0.13, "Reliability: metrics and intervals", summary_metrics, data,
+        Piece(0.20, "Reliability: extended metrics", extended_rows, data, reliability_settings),
+        Piece(0.12, "Local bias", lcb_section, audit, settings.local_bias(features)),
+        Piece(0.19, "LCE landscape", lce_section, data, settings.landscape(features)),
+        Piece(0.17, "Trust test", trust_section, data, settings.trust(features)),
+        Piece(0.14, "Reliability: metrics and intervals", summary_metrics, data,
               reliability_settings),
-        Piece(0.02, "Reliability: groups", group_tables, data, reliability_settings),
+        Piece(0.10, "Reliability: tests", test_results, data, reliability_settings),
+        Piece(0.05, "Findings", slice_section, data,
+              settings.findings(slice_names(audit, features))),
+        Piece(0.03, "Reliability: groups", group_tables, data, reliability_settings),
         Piece(0.00, "Reliability: bins", binned_table, data, reliability_settings),
     ]
     done, latest = [0.0] * len(pieces), ["Audit: starting…"]
@@ -146,7 +136,7 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     # cached sections and a cluster or GPU engine run one after the other.
     if concurrent:
         tick()  # the start (0), before a piece reports
-        values = pieces_on_two_threads(compute, len(pieces), core_free, tick)
+        values = pieces_on_two_threads(compute, len(pieces), tick)
     else:
         values = [compute(k) for k in range(len(pieces))]
     computed = {piece.section: value for piece, value in zip(pieces, values, strict=True)}

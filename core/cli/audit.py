@@ -177,8 +177,9 @@ def run_audit_command(options: argparse.Namespace, stream: TextIO) -> int:
     """The ``audit`` command: streamed (:func:`core.cli.streamed.should_stream`) or in memory,
     audited, reported; the exit status."""
     streamed = should_stream(options)
-    if streamed:
-        renderer().warm_up()  # the figure browser starts while the data is audited
+    # the figure browser starts on the core that reading the table leaves free (at the end
+    # of an audit both cores are busy until the last section)
+    renderer().warm_up()
     methods = check_methods(getattr(options, "recalibrate", ()))
     if streamed:
         if options.members:

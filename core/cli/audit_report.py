@@ -56,8 +56,8 @@ def run(audit: AuditData, settings: AuditSettings, out: Path, formats: Sequence[
     else 0."""
     start = time.perf_counter()
     bar = ProgressBar(stream, "audit ")
-    try:  # the figure browser starts on the core the first lane of the audit leaves free
-        result = run_audit(audit, settings, progress=bar, core_free=renderer().warm_up)
+    try:  # the figure browser was started before the table was read (run_audit_command)
+        result = run_audit(audit, settings, progress=bar)
     finally:
         bar.close()
     return finish(result, audit, settings, out, formats, stream, methods, start, fail_on,
