@@ -8,9 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy.special import softmax
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 
 from core.data.demo_draws import half_split
 
@@ -92,6 +89,10 @@ def multiclass_simulation(
     multiplied by ``sharpen`` before the softmax, ``p = softmax(sharpen · z)``, which makes it
     overconfident for ``sharpen > 1`` (temperature scaling with T = sharpen undoes it).
     """
+    from sklearn.linear_model import LogisticRegression  # here, not at start-up (0.5 s)
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
     rng = np.random.default_rng(seed)
     pixels = _land_cover_sites(n_train + n_audit, rng)
     train = pixels.iloc[:n_train]

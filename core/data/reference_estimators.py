@@ -5,17 +5,16 @@ checked with.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
-from sklearn.compose import ColumnTransformer
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import roc_auc_score
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from core.data.problems import DataError
 from core.data.table import MISSING_LEVEL
+
+if TYPE_CHECKING:  # scikit-learn is imported where a model is made (0.5 s, not at start-up)
+    from sklearn.pipeline import Pipeline
 
 #: Model name → label shown to users.
 REFERENCE_MODELS: dict[str, str] = {
@@ -61,6 +60,12 @@ def make_estimator(model: str, numeric: list[str], categorical: list[str], seed:
     Numbers are standardised for the logistic regression and passed through for the tree
     models, which do not need it.
     """
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
     scale = StandardScaler() if model == "logistic" else "passthrough"
     steps = [("numeric", scale, numeric)] if numeric else []
     if categorical:
@@ -93,6 +98,8 @@ def fit_model(model: str, inputs: pd.DataFrame, y: np.ndarray, train: np.ndarray
 def model_auc(y: np.ndarray, probs: np.ndarray) -> float:
     """AUC of predicted class probabilities: binary, of the positive class; more classes,
     Hand & Till's M (scikit-learn's one-vs-one average). ``nan`` when a class is absent."""
+    from sklearn.metrics import roc_auc_score
+
     m = probs.shape[1]
     if np.unique(y).size < m:
         return float("nan")

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.optimize import isotonic_regression
 from scipy.special import xlog1py, xlogy
-from sklearn.isotonic import isotonic_regression
 
 from core.metrics.scores import nll_rows, one_confidence_per_row
 
@@ -70,9 +70,9 @@ def isotonic_recalibration(conf: np.ndarray, outcome: np.ndarray) -> np.ndarray:
     value (their outcomes are pooled before the pool-adjacent-violators pass)."""
     values, inverse, counts = distinct_values(conf)
     means = np.bincount(inverse, outcome, values.shape[0]) / counts
-    fitted = isotonic_regression(means, sample_weight=counts.astype(np.float64),
-                                 y_min=0.0, y_max=1.0, increasing=True)
-    return np.asarray(fitted)[inverse]
+    # scipy's PAV (scikit-learn's isotonic_regression calls it), clipped to [0, 1] as that does
+    fitted = isotonic_regression(means, weights=counts.astype(np.float64), increasing=True).x
+    return np.clip(fitted, 0.0, 1.0)[inverse]
 
 
 def _brier(x: np.ndarray, outcome: np.ndarray) -> float:

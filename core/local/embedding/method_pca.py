@@ -4,17 +4,23 @@ projecting the others (``PCA.transform``); deterministic.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-from sklearn.decomposition import PCA
 
 from core.local.embedding.inputs import Progress
 from core.local.embedding.placement import report_progress
+
+if TYPE_CHECKING:  # scikit-learn is imported where a map is fitted (0.5 s, not at start-up)
+    from sklearn.decomposition import PCA
 
 # --------------------------------------------------------------------------- methods
 
 
 def fit_pca(X: np.ndarray, fit_rows: np.ndarray, n_components: int) -> PCA:
     """A PCA (full SVD, deterministic signs) fitted on ``X[fit_rows]``."""
+    from sklearn.decomposition import PCA
+
     return PCA(n_components=n_components, svd_solver="full").fit(X[fit_rows])
 
 
