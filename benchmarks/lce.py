@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.lce [--n 10000] [--n-large 200000] [--full-exact]
     .venv/bin/python -m benchmarks.lce calibrate
-    .venv/bin/python -m benchmarks.lce pieces [--rows 1000000] [--repeats 2] [--base REV]
+    .venv/bin/python -m benchmarks.lce pieces --before DIR [--rows 1000000] [--repeats 2]
 
 ``calibrate`` times the three LCE methods on 100,000 rows of a 2-D embedding (15 confidence
 bins, best of three) and prints the per-operation costs next to the fixed ones that
@@ -26,13 +26,12 @@ times it once instead). The worst-case bound is :func:`core.local.lce_grid.binne
 Parquet file as ``benchmarks.streaming profile`` does): ``lce_section``, ``lcb_section`` and
 the report's LCB profile (:func:`core.audit.local_bias.profile_of`, whose cost is
 :func:`core.local.lcb_trends.lcb_trends`). Each run is a fresh process, alternately with the
-``core`` of ``--base`` (default: the commit of main this branch started from, so that only
-this branch's changes differ; a ``git archive`` copy, with this branch's benchmarks) and with this
-branch's, ``--repeats`` times each, each piece twice in each; it prints the CPU seconds
-(``time.process_time``, every thread) and wall seconds of each piece (the best of the runs),
-their ratio, and the largest
-relative difference between the two codes' results (every number of the sections, the
-curve, the LCB values and the trends).
+``core`` of the tree ``--before`` (made with ``git archive REV | tar -x -C DIR``; its ``core``
+is run with this tree's benchmarks) and with this tree's, ``--repeats`` times each, each piece
+twice in each; it prints the CPU seconds (``time.process_time``, every thread) and wall seconds
+of each piece (the best of the runs), their ratio, and the largest relative difference between
+the two codes' results (every number of the sections, the curve, the LCB values and the
+trends).
 
 Target (DESIGN.md): LCE for n = 10,000 in under 1 s on two cores.
 """
@@ -288,26 +287,22 @@ def _relative(mine, theirs) -> float:
     return float(np.max(np.where(same, 0.0, np.abs(mine - theirs) / scale)))
 
 
-def pieces(rows: int, repeats: int, base: str | None) -> None:
-    """The three pieces with ``base``'s core and with this branch's, alternately, in fresh
-    processes on the same file: CPU and wall seconds, ratios, largest relative differences."""
+def pieces(rows: int, repeats: int, before: Path) -> None:
+    """The three pieces with the core of the tree ``before`` and with this tree's, alternately,
+    in fresh processes on the same file: CPU and wall seconds, ratios, largest relative
+    differences."""
     from benchmarks.common import load
     from benchmarks.streaming import ROW_GROUP
     from core.data.simulations import scale_table
 
     here = Path(__file__).resolve().parents[1]
-    if base is None:
-        base = subprocess.run(["git", "-C", str(here), "merge-base", "main", "HEAD"], check=True,
-                              capture_output=True, text=True).stdout.strip()[:10]
+    base = before.name
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
         path = root / "scale.parquet"
         scale_table(rows).to_parquet(path, index=False, row_group_size=ROW_GROUP)
         tree = root / "base"
-        tree.mkdir()
-        archive = subprocess.run(["git", "-C", str(here), "archive", base, "core"],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+        shutil.copytree(before / "core", tree / "core")
         shutil.copytree(here / "benchmarks", tree / "benchmarks")  # only core differs
         print(f"n = {rows:,}; pieces one after the other in fresh processes, alternately "
               f"{base}'s core and this branch's; {load()}", flush=True)
@@ -361,8 +356,9 @@ def main() -> None:
                         help="time the exact LCE on all n-large rows (minutes)")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--base", help="the revision compared (default: git merge-base main "
-                                        "HEAD)")
+    parser.add_argument("--before", type=Path,
+                        help="pieces: a copy of the code compared (git archive REV | tar -x -C "
+                             "DIR)")
     parser.add_argument("--data")
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -370,7 +366,9 @@ def main() -> None:
         calibrate()
         return
     if args.command == "pieces":
-        pieces(args.rows, args.repeats, args.base)
+        if args.before is None:
+            parser.error("pieces needs --before DIR (git archive REV | tar -x -C DIR)")
+        pieces(args.rows, args.repeats, args.before)
         return
     if args.command == "pieces-run":
         pieces_run(args.data, args.out)

@@ -31,6 +31,7 @@ DYNAMIC_CALLS = {
     "tests/test_cluster.py": "python",      # the virtual environment's dask scheduler / worker
     "tests/dask_cluster.py": "python",      # the same, for the tcp:// and tls:// test clusters
     "benchmarks/flake.py": "python",        # sys.executable -m pytest, run after run
+    "benchmarks/lce.py": "python",          # sys.executable -m benchmarks.lce pieces-run
     "benchmarks/serve_load.py": "python",   # asyncio.run (no program), the app server
     "benchmarks/monitor_scale.py": "python",  # sys.executable -m core.cli monitor, measured
     "benchmarks/streaming.py": "python",    # the venv's dask scheduler / worker, its CLI
