@@ -177,13 +177,12 @@ def row_uniforms(seed: int, stream: str, start: int, stop: int, columns: int) ->
     return np.random.Generator(bits).random((stop - start, 4 * blocks))[:, :columns]
 
 
-def row_bernoulli_residuals(p: np.ndarray, start: int, n_resamples: int, seed: int,
-                            out: np.ndarray | None = None) -> np.ndarray:
+def row_bernoulli_residuals(p: np.ndarray, start: int, n_resamples: int, seed: int
+                            ) -> np.ndarray:
     """``(len(p), B)`` consistency residuals ``y* − p``, ``y* ~ Bernoulli(p)``, of the rows
-    ``start …`` from :func:`row_uniforms` (stream ``"consistency"``), written into ``out``
-    when given (a view of the caller's column matrix: no copy)."""
+    ``start …`` from :func:`row_uniforms` (stream ``"consistency"``)."""
     u = row_uniforms(seed, "consistency", start, start + p.shape[0], n_resamples)
-    return np.subtract(u < p[:, None], p[:, None], out=out)
+    return (u < p[:, None]) - p[:, None]
 
 
 def row_categorical_labels(P: np.ndarray, start: int, n_resamples: int, seed: int

@@ -314,7 +314,7 @@ def bernoulli_columns(p: np.ndarray, residuals: np.ndarray, n_resamples: int, se
         q = p[rows]
         out = np.empty((q.shape[0], n_resamples + 1))
         out[:, 0] = residuals[rows]
-        row_bernoulli_residuals(q, offset + rows.start, n_resamples, seed, out=out[:, 1:])
+        out[:, 1:] = row_bernoulli_residuals(q, offset + rows.start, n_resamples, seed)
         return out
 
     return columns

@@ -140,15 +140,13 @@ def consistency_columns(Z: np.ndarray, R: np.ndarray, n_resamples: int, seed: in
     def columns(rows: slice) -> np.ndarray:
         start = offset + rows.start
         z = Z[rows]
-        if z.shape[1] > 1:
-            return np.hstack([R[rows], residuals_of_labels(
-                z, row_categorical_labels(z, start, n_resamples, seed))])
-        out = np.empty((z.shape[0], 1 + n_resamples))  # written in place, no stacking copy
-        out[:, 0] = R[rows, 0]
-        redrawn = row_bernoulli_residuals(z[:, 0] / np.sqrt(2.0), start, n_resamples, seed,
-                                          out=out[:, 1:])
-        redrawn *= np.sqrt(2.0)
-        return out
+        if z.shape[1] == 1:
+            redrawn = np.sqrt(2.0) * row_bernoulli_residuals(z[:, 0] / np.sqrt(2.0), start,
+                                                             n_resamples, seed)
+        else:
+            redrawn = residuals_of_labels(z, row_categorical_labels(z, start, n_resamples,
+                                                                    seed))
+        return np.hstack([R[rows], redrawn])
 
     return columns
 
