@@ -53,6 +53,15 @@ def parse_svg(data: bytes) -> ET.Element:
     return root
 
 
+def pdf_page_pixels(pdf: bytes, scale: float = 1.0) -> np.ndarray:
+    """Page 1 of a PDF rendered by PDFium at ``scale`` (1: 72 pixels per inch), RGB."""
+    document = pdfium.PdfDocument(pdf)
+    try:
+        return np.asarray(document[0].render(scale=scale).to_numpy(), dtype=np.uint8)
+    finally:
+        document.close()
+
+
 def pdf_page_is_drawn(pdf: Path, folder: Path) -> bool:
     """Render page 1 with PDFium (the ``pypdfium2`` test dependency, no program outside the
     virtual environment) and say whether it holds anything but white. ``folder`` is kept for

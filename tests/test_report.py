@@ -52,6 +52,7 @@ from tests.report_fixtures import (
     audit_table,
     parse_svg,
     pdf_page_is_drawn,
+    pdf_page_pixels,
     png_size,
 )
 from tests.system_programs import missing_reason
@@ -308,6 +309,22 @@ def test_static_exports_decode(figures, tmp_path: Path) -> None:
     assert "<title>Reliability</title>" in html and REMOTE.search(markup(html)) is None
     # one browser for all four exports (another test may have closed an earlier one)
     assert renderer().started - starts <= 1
+
+
+@needs_chromium
+def test_png_and_pdf_are_made_from_the_figures_svg(figures) -> None:
+    # a report draws each figure's SVG once and makes its PNG and PDF from that SVG
+    # (FigureRenderer.render(svg=...)): the PNG is byte for byte the one drawn from the
+    # figure, the PDF page shows the same pixels
+    for item in (figures[0], figures[-1]):
+        svg = export_figure(item.figure, "svg")
+        assert export_figure(item.figure, "png", svg=svg) == export_figure(item.figure, "png")
+        from_svg = pdf_page_pixels(export_figure(item.figure, "pdf", svg=svg), scale=2)
+        drawn = pdf_page_pixels(export_figure(item.figure, "pdf"), scale=2)
+        np.testing.assert_array_equal(from_svg, drawn)
+        assert (drawn < 200).mean() > 0.001  # a drawn page, not a blank one
+    with pytest.raises(ExportError, match="could not be drawn as PDF"):
+        export_figure(figures[0].figure, "pdf", svg=b"<svg this is not an image")
 
 
 @needs_chromium
