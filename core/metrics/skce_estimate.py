@@ -314,9 +314,12 @@ class SkceFourierSums:
 
         Σ_{a≠b} h̃(s_a, s_b) = ‖Φᵀ(w ∘ R)‖²_F − Σ_i w_i d_i ‖r_i‖²,   over N_b(N_b − 1).
 
-    The plug-in value is ``‖S‖²_F / n²``. Memory O(chunk·(D + B·m) + D·B·m); φ and the chunk
-    products in the map's precision (float32), the sums in float64. Sums of disjoint rows add
-    (:meth:`__add__`).
+    ``d_i = ‖φ_i‖² = (2/D)·Σ_k (cos² + sin²)(ω_kᵀ z_i) = 1`` for every row (the map's cosine and
+    sine of the same arguments, :meth:`~core.kernels.rff.FourierMap.features`), so it is
+    taken as 1 rather than summed from φ's float32 values (as
+    :class:`~core.kernels.rff.FourierSums` does). The plug-in value is ``‖S‖²_F / n²``.
+    Memory O(chunk·(D + B·m) + D·B·m); φ and the chunk products in the map's precision
+    (float32), the sums in float64. Sums of disjoint rows add (:meth:`__add__`).
     """
 
     def __init__(self, fourier: FourierMap, m: int, n_resamples: int, seed: int) -> None:
@@ -328,8 +331,7 @@ class SkceFourierSums:
     def add(self, points: np.ndarray, R: np.ndarray, start: int) -> None:
         """Add rows ``start …`` with scaled points ``Z/σ`` and residuals ``R``."""
         phi = self.fourier.features(points)  # in fourier.dtype (float32)
-        d_r = (np.einsum("ij,ij->i", phi, phi, dtype=np.float64)
-               * np.einsum("ic,ic->i", R, R))
+        d_r = np.einsum("ic,ic->i", R, R)  # d_i ‖r_i‖² with d_i = ‖φ_i‖² = 1 (class doc)
         W = np.ones((phi.shape[0], 1))
         if self.n_resamples:
             W = np.hstack([W, row_poisson_weights(start, start + phi.shape[0],
