@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.data.groups import group_levels
+from core.data.groups import group_levels, iter_groups, level_codes
 from core.local.groups import group_calibration_table, group_reliability_tables
 from core.metrics.binned import ece
 
@@ -39,3 +39,27 @@ def test_classwise_one_class_and_levels_order() -> None:
     all_classes = group_calibration_table(probs, y, labels, notion="classwise")
     assert all_classes["mean_confidence"].isna().all() and all_classes["ece"].notna().all()
     assert group_levels(np.array(["b", "a", "b"])) == ["b", "a"]
+
+
+def test_levels_are_the_labels_as_text() -> None:
+    # a level is a label as text, found by hashing the distinct labels (level_codes): labels
+    # pandas takes as one value but whose texts differ (1, 1.0 and True; 0.0 and −0.0; None
+    # and NaN) stay apart, exactly as comparing every row's text
+    rng = np.random.default_rng(2)
+    cases = [np.array(["b", "a", "b", "c", "a", "b"]),
+             np.array([1, "1", 1.0, True, None, np.nan, "x", "x"], dtype=object),
+             rng.integers(0, 4, 500), rng.choice([0.0, -0.0, 1.5], 300),
+             np.array([True, False, True]), np.array(["é", "e", "É", "e"]),
+             rng.choice(["north", "south", "east"], 2000).astype(object),
+             np.array([], dtype=object)]
+    for labels in cases:
+        text = np.asarray(labels, dtype=str)
+        values, counts = np.unique(text, return_counts=True)
+        expected = [str(values[i]) for i in sorted(range(values.size),
+                                                   key=lambda i: (-counts[i], values[i]))]
+        levels, codes = level_codes(labels)
+        assert levels == expected == group_levels(labels)
+        for k, level in enumerate(levels):
+            np.testing.assert_array_equal(codes == k, text == level)
+        assert [level for level, _ in iter_groups(labels, 2)] == \
+            [level for level in expected if (text == level).sum() >= 2]
