@@ -53,11 +53,12 @@ def parse_svg(data: bytes) -> ET.Element:
     return root
 
 
-def pdf_page_pixels(pdf: bytes, scale: float = 1.0) -> np.ndarray:
-    """Page 1 of a PDF rendered by PDFium at ``scale`` (1: 72 pixels per inch), RGB."""
+def pdf_pages(pdf: bytes, scale: float = 1.0) -> list[np.ndarray]:
+    """Every page of a PDF rendered by PDFium at ``scale``, RGB."""
     document = pdfium.PdfDocument(pdf)
     try:
-        return np.asarray(document[0].render(scale=scale).to_numpy(), dtype=np.uint8)
+        return [np.asarray(document[k].render(scale=scale).to_numpy(), dtype=np.uint8)
+                for k in range(len(document))]
     finally:
         document.close()
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import http.server
 import io
 import json
 import re
+import threading
 from html import escape
 from pathlib import Path
 
@@ -52,7 +54,7 @@ from tests.report_fixtures import (
     audit_table,
     parse_svg,
     pdf_page_is_drawn,
-    pdf_page_pixels,
+    pdf_pages,
     png_size,
 )
 from tests.system_programs import missing_reason
@@ -319,8 +321,8 @@ def test_png_and_pdf_are_made_from_the_figures_svg(figures) -> None:
     for item in (figures[0], figures[-1]):
         svg = export_figure(item.figure, "svg")
         assert export_figure(item.figure, "png", svg=svg) == export_figure(item.figure, "png")
-        from_svg = pdf_page_pixels(export_figure(item.figure, "pdf", svg=svg), scale=2)
-        drawn = pdf_page_pixels(export_figure(item.figure, "pdf"), scale=2)
+        from_svg = pdf_pages(export_figure(item.figure, "pdf", svg=svg), scale=2)[0]
+        drawn = pdf_pages(export_figure(item.figure, "pdf"), scale=2)[0]
         np.testing.assert_array_equal(from_svg, drawn)
         assert (drawn < 200).mean() > 0.001  # a drawn page, not a blank one
     with pytest.raises(ExportError, match="could not be drawn as PDF"):
@@ -376,6 +378,59 @@ def test_report_files(audited, figures, tmp_path: Path) -> None:
     assert pdf_page_is_drawn(tmp_path / "report.pdf", tmp_path)
     assert "'=c" in (tmp_path / "tables" / "groups_grp.csv").read_text()
     assert json.loads((tmp_path / "results.json").read_text())["schema_version"] == "2.5"
+
+
+@needs_chromium
+def test_static_report_is_printed_on_the_figure_browser(audited, figures, monkeypatch) -> None:
+    # a static report is printed on a tab of the browser that drew its figures, not by a
+    # Chromium started for it: the same pages, pixel for pixel, as `chromium --print-to-pdf`
+    audit, result = audited
+    html = build_report(result, audit, formats=(), pdf=False, figures=figures[:2]).html
+    assert "<script" not in html
+    by_command = html_to_pdf(html)
+    from core.report import pdf as pdf_module
+
+    def no_command(*args, **kwargs):
+        raise AssertionError("a Chromium was started to print a static page")
+
+    monkeypatch.setattr(pdf_module.subprocess, "run", no_command)
+    on_tab = html_to_pdf(html, renderer=renderer())
+    pages, expected = pdf_pages(on_tab), pdf_pages(by_command)
+    assert len(pages) == len(expected) >= 1
+    for page, same in zip(pages, expected, strict=True):
+        np.testing.assert_array_equal(page, same)
+
+
+@needs_chromium
+def test_printing_on_the_figure_browser_fetches_nothing_runs_nothing(monkeypatch) -> None:
+    # the tab is offline and runs no script: a page naming a server gets it no request, and a
+    # page with a script is printed by the command's own offline Chromium instead
+    requests = []
+
+    class Probe(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            requests.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Probe)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        page = (f'<html><body><p>probe</p><img src="{url}/image.png">'
+                f'<link rel="stylesheet" href="{url}/style.css"></body></html>')
+        assert html_to_pdf(page, renderer=renderer())[:5] == b"%PDF-"
+        printed = []
+        monkeypatch.setattr(renderer(), "print_page", lambda *a: printed.append(a))
+        scripted = f"<html><body><script>fetch('{url}/script')</script><p>x</p></body></html>"
+        assert html_to_pdf(scripted, renderer=renderer())[:5] == b"%PDF-"
+        assert printed == []  # a page with a script never reaches the figure browser
+    finally:
+        server.shutdown()
+    assert requests == []
 
 
 def test_without_chromium_only_html(audited, figures, monkeypatch, tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from core.report.export import (
     PLOTLY_FILE,
     ExportError,
     export_figure,
+    renderer,
     static_unavailable_reason,
 )
 from core.report.html import pio_plotlyjs, report_html
@@ -248,7 +249,9 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
 
     # Chromium prints the PDF in a process of its own while the figure files are drawn
     with ThreadPoolExecutor(1, thread_name_prefix="report-pdf") as printer:
-        printing = printer.submit(html_to_pdf, html) if pdf else None
+        # a static report is printed on a tab of the browser that drew its figures
+        printing = printer.submit(html_to_pdf, html, renderer=renderer() if images else None) \
+            if pdf else None
         start = time.perf_counter()
         drawn = {key: {"svg": image} for key, image in (images or {}).items()}
         files, notes = render_figures(

@@ -235,6 +235,40 @@ def _kaleido_class(kaleido):
     return ReusedPage
 
 
+#: What a static page printed by the figure browser may not do: fetch anything (the network
+#: is switched off for its tab) or run a script.
+_STATIC_PAGE = (("Network.enable", {}),
+                ("Network.emulateNetworkConditions",
+                 {"offline": True, "latency": 0, "downloadThroughput": -1,
+                  "uploadThroughput": -1}),
+                ("Emulation.setScriptExecutionDisabled", {"value": True}),
+                ("Page.enable", {}))
+
+
+async def _printed_page(browser, page: Path) -> bytes:
+    """``page`` printed to PDF on a new tab of ``browser`` (closed again), offline and without
+    scripts, with the options of ``chromium --print-to-pdf --no-pdf-header-footer``: the
+    page's ``@page`` size, backgrounds, no header or footer."""
+    def checked(response: dict) -> dict:
+        problem = response.get("error") or response.get("result", {}).get("exceptionDetails")
+        if problem:
+            raise RuntimeError(str(problem)[:300])
+        return response
+
+    tab = await browser.create_tab("about:blank")
+    try:
+        for command, params in _STATIC_PAGE:
+            checked(await tab.send_command(command, params=params))
+        loaded = tab.subscribe_once("Page.loadEventFired")
+        checked(await tab.send_command("Page.navigate", params={"url": page.as_uri()}))
+        await loaded
+        response = checked(await tab.send_command("Page.printToPDF", params={
+            "printBackground": True, "preferCSSPageSize": True, "displayHeaderFooter": False}))
+        return base64.b64decode(response["result"]["data"])
+    finally:
+        await browser.close_tab(tab)
+
+
 @dataclass
 class FigureRenderer:
     """One Chromium, started on first use and reused, rendering figures through kaleido.
@@ -351,6 +385,44 @@ class FigureRenderer:
             raise ExportError(f"The figure could not be drawn as {fmt.upper()} "
                               f"({type(error).__name__}: {error}).") from None
         return opaque_png(bytes(data)) if fmt == "png" else bytes(data)
+
+    @property
+    def prints_pages(self) -> bool:
+        """Whether :meth:`print_page` can print here (the browser's tabs are reachable)."""
+        return hasattr(self._kaleido, "create_tab") if self.running else \
+            find_chromium() is not None
+
+    def print_page(self, page: Path, timeout: float) -> bytes:
+        """A static HTML file printed to PDF on a tab of this renderer's browser (started if
+        need be), as ``chromium --print-to-pdf`` prints it, without starting a browser of its
+        own: the tab is offline and runs no script (:data:`_STATIC_PAGE`).
+
+        Parameters
+        ----------
+        page : Path
+            The HTML file (no scripts: none would run).
+        timeout : float
+            Seconds before giving up.
+
+        Returns
+        -------
+        bytes
+            The PDF file.
+        """
+        with self._lock:
+            if self._kaleido is None:
+                self._start()
+            loop, browser = self._loop, self._kaleido
+        future = asyncio.run_coroutine_threadsafe(_printed_page(browser, page), loop)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise ExportError(f"Chromium did not finish printing the report to PDF within "
+                              f"{timeout:g} s.") from None
+        except Exception as error:
+            raise ExportError(f"The report could not be printed to PDF "
+                              f"({type(error).__name__}: {error}).") from None
 
     def close(self) -> None:
         """Close the browser (a later :meth:`render` starts a new one)."""
