@@ -34,20 +34,21 @@ SPLITS = ("train", "calibration", "test")
 # --------------------------------------------------------------------------- features, groups
 
 
-def _categorical_levels(series: pd.Series, role: str, notes: list) -> pd.Series:
-    """A categorical column as strings; missing values become the level ``(missing)``."""
+def _level_texts(series: pd.Series, role: str, notes: list) -> np.ndarray:
+    """A categorical column as text, an object array; missing values become the level
+    ``(missing)``."""
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     missing = codes < 0
     # one str() per distinct value, not per row (10⁶-row uploads)
     names = np.array([str(u) for u in uniques] + [MISSING_LEVEL], dtype=object)
-    values = pd.Series(names[codes], index=series.index, name=series.name).astype(str)
     if missing.any():
         notes.append(ValidationNote(
             "warning",
             f"Column '{series.name}' ({role}) has missing values in {describe_rows(missing)}; "
             f"they form their own level '{MISSING_LEVEL}'.",
         ))
-    n_levels = values.nunique()
+    # every distinct value occurs, so the levels are the distinct texts of these names
+    n_levels = len(set(names[:-1]) | ({MISSING_LEVEL} if missing.any() else set()))
     if n_levels > MAX_LEVELS:
         numeric_hint = (
             " It looks numeric: use it as a numeric audit feature, or cut it into bands first."
@@ -58,7 +59,13 @@ def _categorical_levels(series: pd.Series, role: str, notes: list) -> pd.Series:
             f"{MAX_LEVELS} are allowed for a categorical column.{numeric_hint} Group rare values "
             "together or leave the column out."
         )
-    return values
+    return names[codes]
+
+
+def _categorical_levels(series: pd.Series, role: str, notes: list) -> pd.Series:
+    """A categorical column as strings (:func:`_level_texts`)."""
+    return pd.Series(_level_texts(series, role, notes), index=series.index,
+                     name=series.name).astype(str)
 
 
 def encode_features(
@@ -98,7 +105,7 @@ def group_attributes(df: pd.DataFrame, columns: Sequence[str], notes: list) -> p
     groups = pd.DataFrame(index=pd.RangeIndex(len(df)))
     for column in columns:
         series = require_column(df, column, "group attribute").reset_index(drop=True)
-        groups[column] = _categorical_levels(series, "group attribute", notes).to_numpy()
+        groups[column] = _level_texts(series, "group attribute", notes)
     return groups
 
 
