@@ -259,9 +259,9 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
                        credal=credal, plotly_src=plotly_src)
     seconds["html"] = time.perf_counter() - start
 
-    # Chromium prints the PDF in a process of its own while the figure files are drawn
+    # Chromium prints the PDF while the figure files are drawn: a static report on a tab of
+    # the browser that drew its figures, an interactive one in a process of its own
     with ThreadPoolExecutor(1, thread_name_prefix="report-pdf") as printer:
-        # a static report is printed on a tab of the browser that drew its figures
         printing = printer.submit(html_to_pdf, html, renderer=renderer() if images else None) \
             if pdf else None
         start = time.perf_counter()
