@@ -259,8 +259,8 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
                        credal=credal, plotly_src=plotly_src)
     seconds["html"] = time.perf_counter() - start
 
-    # Chromium prints the PDF while the figure files are drawn: a static report on a tab of
-    # the browser that drew its figures, an interactive one in a process of its own
+    # Chromium prints the PDF while the figure files are drawn, on a tab of the browser that
+    # drew the report's figures (a report without drawn figures: in a process of its own)
     with ThreadPoolExecutor(1, thread_name_prefix="report-pdf") as printer:
         printing = printer.submit(html_to_pdf, html, renderer=renderer() if images else None) \
             if pdf else None
