@@ -9,7 +9,7 @@ two-core machine, where the pair sums would take hours.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,28 +21,40 @@ import numpy as np
 _SWEEP_SAFE_RANGE = 600.0
 
 
+#: Runs of at most this many senders are prefix-summed column by column (one vectorised
+#: step per position across all runs) rather than by ``accumulate`` along each short run.
+_COLUMN_RUNS = 64
+
+
 @dataclass(frozen=True)
 class _SweepLevel:
     """One level of the divide-and-conquer over the x order, independent of γ and weights.
 
-    The rows (in x order) are cut into blocks of ``width`` consecutive x ranks; ``flat`` lists
-    each block's rows in y order, block after block (the last block padded with the dummy row
-    ``m``); ``left`` marks the rows in the first half of their block (smaller x), ``right``
-    the others. ``spread`` is the largest ``x-range + y-range`` of a block.
+    The rows (in x order) are cut into blocks of ``2·half`` consecutive x ranks; within a
+    block the first half (smaller x) sends to the second for s_x = 1, the second to the first
+    for s_x = −1, and every row receives in exactly one s_x. For each y direction (index 0:
+    s_y = 1, index 1: s_y = −1) the senders are laid out as ``runs = 2·blocks`` runs of
+    ``half`` — each block's s_x = 1 senders, then each block's s_x = −1 senders — in y order
+    (reversed for s_y = −1), a short run padded at its end (at its start, for s_y = −1) with
+    the dummy row ``m`` of zero weight. A prefix sum along each run, with a zero put first,
+    holds at ``pointer[r]`` what row r receives from the other half of its block. ``source_*``
+    are given at the senders, ``receiver_*`` at the rows (in row order): ``raw`` is
+    ``w·a = s_x x + s_y y`` of the quadrant, ``shifted`` that minus a lower bound of it over the
+    block (≥ 0, at most ``spread``, the largest x-range + y-range of a block).
     """
 
-    flat: np.ndarray
-    width: int
-    left: np.ndarray
-    right: np.ndarray
-    x: np.ndarray
-    y: np.ndarray
-    low: np.ndarray  # (blocks, 2): per block min x, min y
-    high: np.ndarray  # (blocks, 2): per block max x, max y
+    half: int
+    runs: int
     spread: float
+    source_rows: tuple[np.ndarray, np.ndarray]
+    source_raw: tuple[np.ndarray, np.ndarray]
+    source_shifted: tuple[np.ndarray, np.ndarray]
+    receiver_raw: tuple[np.ndarray, np.ndarray]
+    receiver_shifted: tuple[np.ndarray, np.ndarray]
+    pointer: tuple[np.ndarray, np.ndarray]
 
 
-def _sweep_levels(points: np.ndarray) -> list[_SweepLevel]:
+def _sweep_levels(points: np.ndarray) -> Iterator[_SweepLevel]:
     m = points.shape[0]
     order = np.arange(m)
     by_x = np.lexsort((order, points[:, 0]))
@@ -51,24 +63,55 @@ def _sweep_levels(points: np.ndarray) -> list[_SweepLevel]:
     rank[m] = -1
     by_y = np.lexsort((order, points[:, 1]))
     padded = np.vstack([points, np.zeros((1, 2))])
-    levels = []
     for k in range(int(np.ceil(np.log2(m))) if m > 1 else 0):
-        width = 2 << k
+        half, width = 1 << k, 2 << k
         blocks = -(-m // width)
+        shape = (blocks, width)
+        # each block's rows in y order, block after block, the last padded with the row m
         flat = by_y[np.argsort(rank[by_y] >> (k + 1), kind="stable")]
         flat = np.concatenate([flat, np.full(blocks * width - m, m)])
         real = flat != m
         left = real & (((rank[flat] >> k) & 1) == 0)
         x, y = padded[flat, 0], padded[flat, 1]
-        shape = (blocks, width)
         low = np.column_stack([np.where(real, x, np.inf).reshape(shape).min(axis=1),
                                np.where(real, y, np.inf).reshape(shape).min(axis=1)])
         high = np.column_stack([np.where(real, x, -np.inf).reshape(shape).max(axis=1),
                                 np.where(real, y, -np.inf).reshape(shape).max(axis=1)])
         x[~real], y[~real] = low[-1, 0], low[-1, 1]  # padding: inside the last block's box
-        levels.append(_SweepLevel(flat, width, left, real & ~left, x, y, low, high,
-                                  float(np.max((high - low).sum(axis=1)))))
-    return levels
+        # the senders' positions in `flat`, in runs; how many of a run come before each row
+        runs = np.full((2 * blocks, half), min(m, flat.size - 1))  # a padding position
+        before = np.empty((2, flat.size), dtype=np.int64)
+        for s, sends in enumerate((left, real & ~left)):
+            before[s] = np.cumsum(sends.reshape(shape), axis=1).ravel()
+            at = np.flatnonzero(sends)
+            runs[s * blocks + at // width, before[s, at] - 1] = at
+        where = np.empty(m, dtype=np.int64)
+        where[flat[:m]] = order
+        from_left = ~left[where]  # the row receives in s_x = 1
+        block = where // width
+        counted = np.where(from_left, before[0, where], before[1, where])
+        start = (block + np.where(from_left, 0, blocks)) * (half + 1)
+        # w·a of each quadrant and its lower bound over a block, as s_x x + s_y y and
+        # (s_x = 1 ? min x : −max x) + (s_y = 1 ? min y : −max y)
+        sent_x, sent_y = x[runs], y[runs]
+        sent_x[blocks:] *= -1.0
+        sent_low = np.concatenate([low[:, 0], -high[:, 0]])
+        got_x, got_y = x[where], np.take(y, where)
+        got_x[~from_left] *= -1.0
+        got_low = np.where(from_left, low[block, 0], -high[block, 0])
+        layout = []
+        for sy, y_low in ((1.0, low[:, 1]), (-1.0, -high[:, 1])):
+            raw = sent_x + sy * sent_y
+            shifted = raw - (sent_low + np.concatenate([y_low, y_low]))[:, None]
+            got_raw = got_x + sy * got_y
+            got_shifted = got_raw - (got_low + y_low[block])
+            senders = runs if sy > 0 else runs[:, ::-1]
+            if sy < 0:
+                raw, shifted = raw[:, ::-1], shifted[:, ::-1]
+            layout.append((flat[senders].ravel(), raw.ravel(), shifted.ravel(), got_raw,
+                           got_shifted, start + (counted if sy > 0 else half - counted)))
+        yield _SweepLevel(half, 2 * blocks, float(np.max((high - low).sum(axis=1))),
+                          *zip(*layout, strict=True))
 
 
 def _prefix(values: np.ndarray, forward: bool, in_logs: bool) -> np.ndarray:
@@ -122,50 +165,61 @@ def sweep_sums_bin(points: np.ndarray, weights: np.ndarray, gammas: Sequence[flo
                     total += np.exp(shifted - w)
             result[g][:, order] = total
         return result
-    out = np.zeros((len(gammas), channels, m + 1))
-    out[:, :, :m] = weights
-    for level in _sweep_levels(points):
-        blocks = level.flat.size // level.width
-        w_level = padded_w[:, level.flat]
-        sources = {1.0: np.where(level.left, w_level, 0.0),
-                   -1.0: np.where(level.right, w_level, 0.0)}
-        log_sources = None
-        # γ-free parts of each quadrant: w·a = s_x x + s_y y, and that minus a lower bound of
-        # it over the block (≥ 0, at most the block's spread), from which exp(w − min) follows
-        quadrants = {}
-        for sx in (1.0, -1.0):
-            for sy in (1.0, -1.0):
-                raw = sx * level.x + sy * level.y
-                lowest = np.repeat(np.where(sx > 0, level.low[:, 0], -level.high[:, 0])
-                                   + np.where(sy > 0, level.low[:, 1], -level.high[:, 1]),
-                                   level.width)
-                quadrants[sx, sy] = raw, raw - lowest
-        for g, gamma in enumerate(gammas):
-            a = d * float(gamma)
-            in_logs = level.spread / a > _SWEEP_SAFE_RANGE
-            if in_logs and log_sources is None:
-                lw_level = log_w[:, level.flat]
-                log_sources = {1.0: np.where(level.left, lw_level, -np.inf),
-                               -1.0: np.where(level.right, lw_level, -np.inf)}
-            into = {}
-            for sx in (1.0, -1.0):
-                into[sx] = np.zeros((channels, level.flat.size))
-                for sy in (1.0, -1.0):
-                    raw, shifted = quadrants[sx, sy]
-                    if in_logs:
-                        w = raw / a
-                        total = _prefix((log_sources[sx] + w).reshape(channels, blocks,
-                                                                      level.width),
-                                        sy > 0, True).reshape(channels, -1)
-                        with np.errstate(over="ignore", invalid="ignore"):
-                            into[sx] += np.exp(total - w)
-                        continue
-                    scale = np.exp(shifted / a)  # exp(w − min_block w): finite, ≥ 1
-                    total = _prefix((sources[sx] * scale).reshape(channels, blocks,
-                                                                  level.width),
-                                    sy > 0, False).reshape(channels, -1)
-                    into[sx] += total / scale
-            # a row receives from the lower half when it is in the upper one, and back
-            out[g][:, level.flat] += np.where(level.right, into[1.0], into[-1.0])
-    return out[:, :, :m]
+    return _sweep_2d(points, weights, gammas)
 
+
+def _prefix_runs(terms: np.ndarray, sums: np.ndarray, in_logs: bool) -> None:
+    """``sums[..., 1:]`` = the inclusive prefix sums (or log-sum-exp) of ``terms`` along the
+    last axis, ``sums[..., 0]`` = 0 (or −∞): each run summed in order, so the same numbers
+    whether by ``accumulate`` or column by column."""
+    add = np.logaddexp if in_logs else np.add
+    sums[..., 0] = -np.inf if in_logs else 0.0
+    if terms.shape[-1] > _COLUMN_RUNS:
+        add.accumulate(terms, axis=-1, out=sums[..., 1:])
+        return
+    sums[..., 1] = terms[..., 0]
+    for j in range(1, terms.shape[-1]):
+        add(sums[..., j], terms[..., j], out=sums[..., j + 1])
+
+
+def _sweep_2d(points: np.ndarray, weights: np.ndarray, gammas: Sequence[float]) -> np.ndarray:
+    m = points.shape[0]
+    channels = weights.shape[0]
+    padded_w = np.hstack([weights, np.zeros((channels, 1))])
+    with np.errstate(divide="ignore"):
+        log_w = np.log(padded_w)
+    out = np.empty((len(gammas), channels, m))
+    out[:] = weights
+    for level in _sweep_levels(points):
+        shape = (channels, level.runs, level.half)
+        sums = np.empty((channels, level.runs, level.half + 1))
+        flat_sums = sums.reshape(channels, -1)
+        source_w = [padded_w[:, rows] for rows in level.source_rows]
+        source_lw = None
+        for g, gamma in enumerate(gammas):
+            a = 2.0 * float(gamma)
+            in_logs = level.spread / a > _SWEEP_SAFE_RANGE
+            if in_logs and source_lw is None:
+                source_lw = [log_w[:, rows] for rows in level.source_rows]
+            for s in (0, 1):  # s_y = 1, then −1
+                if in_logs:  # Σ exp(lw_i + w_i) as log-sum-exp, then exp(that − w_j)
+                    terms = source_lw[s] + level.source_raw[s] / a
+                    _prefix_runs(terms.reshape(shape), sums, True)
+                    part = np.take(flat_sums, level.pointer[s], axis=1)
+                    part -= level.receiver_raw[s] / a
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        np.exp(part, out=part)
+                else:  # Σ weight_i exp(w_i − min w), then divided by exp(w_j − min w)
+                    scale = level.source_shifted[s] / a
+                    np.exp(scale, out=scale)
+                    terms = source_w[s] * scale
+                    _prefix_runs(terms.reshape(shape), sums, False)
+                    part = np.take(flat_sums, level.pointer[s], axis=1)
+                    scale = level.receiver_shifted[s] / a
+                    part /= np.exp(scale, out=scale)
+                if s == 0:
+                    got = part
+                else:
+                    got += part
+            out[g] += got
+    return out
