@@ -62,54 +62,60 @@ def _sweep_levels(points: np.ndarray) -> Iterator[_SweepLevel]:
     rank[by_x] = order
     rank[m] = -1
     by_y = np.lexsort((order, points[:, 1]))
-    padded = np.vstack([points, np.zeros((1, 2))])
+    ranks_by_y = rank[by_y]
+    px, py = np.append(points[:, 0], 0.0), np.append(points[:, 1], 0.0)
     for k in range(int(np.ceil(np.log2(m))) if m > 1 else 0):
         half, width = 1 << k, 2 << k
         blocks = -(-m // width)
         shape = (blocks, width)
         # each block's rows in y order, block after block, the last padded with the row m
-        flat = by_y[np.argsort(rank[by_y] >> (k + 1), kind="stable")]
+        # (a stable sort by block, its keys in their smallest type: numpy radix-sorts those)
+        key = ranks_by_y >> (k + 1)
+        key = key.astype(np.min_scalar_type((m - 1) >> (k + 1)))
+        flat = np.take(by_y, np.argsort(key, kind="stable"))
         flat = np.concatenate([flat, np.full(blocks * width - m, m)])
         real = flat != m
-        left = real & (((rank[flat] >> k) & 1) == 0)
-        x, y = padded[flat, 0], padded[flat, 1]
+        left = real & (((np.take(rank, flat) >> k) & 1) == 0)
+        x, y = np.take(px, flat), np.take(py, flat)
         low = np.column_stack([np.where(real, x, np.inf).reshape(shape).min(axis=1),
                                np.where(real, y, np.inf).reshape(shape).min(axis=1)])
         high = np.column_stack([np.where(real, x, -np.inf).reshape(shape).max(axis=1),
                                 np.where(real, y, -np.inf).reshape(shape).max(axis=1)])
         x[~real], y[~real] = low[-1, 0], low[-1, 1]  # padding: inside the last block's box
-        # the senders' positions in `flat`, in runs; how many of a run come before each row
+        # the senders' positions in `flat`, in runs (s_x = 1's, then s_x = −1's); at each
+        # position, how many of the other half's senders its block has before it
         runs = np.full((2 * blocks, half), min(m, flat.size - 1))  # a padding position
-        before = np.empty((2, flat.size), dtype=np.int64)
+        before = np.empty(flat.size, dtype=np.int64)
         for s, sends in enumerate((left, real & ~left)):
-            before[s] = np.cumsum(sends.reshape(shape), axis=1).ravel()
+            count = np.cumsum(sends)
+            count[width:] -= np.repeat(count[width - 1:-1:width], width)
             at = np.flatnonzero(sends)
-            runs[s * blocks + at // width, before[s, at] - 1] = at
+            runs[s * blocks + at // width, np.take(count, at) - 1] = at
+            np.copyto(before, count, where=~sends)
         where = np.empty(m, dtype=np.int64)
         where[flat[:m]] = order
-        from_left = ~left[where]  # the row receives in s_x = 1
-        block = where // width
-        counted = np.where(from_left, before[0, where], before[1, where])
-        start = (block + np.where(from_left, 0, blocks)) * (half + 1)
-        # w·a of each quadrant and its lower bound over a block, as s_x x + s_y y and
+        from_left = ~np.take(left, where)  # the row receives in s_x = 1
+        run = where // width + np.where(from_left, 0, blocks)
+        counted = np.take(before, where)
+        start = run * (half + 1)
+        # w·a = s_x x + s_y y of each quadrant and its lower bound over a block,
         # (s_x = 1 ? min x : −max x) + (s_y = 1 ? min y : −max y)
-        sent_x, sent_y = x[runs], y[runs]
+        sent_x, sent_y = np.take(x, runs), np.take(y, runs)
         sent_x[blocks:] *= -1.0
-        sent_low = np.concatenate([low[:, 0], -high[:, 0]])
-        got_x, got_y = x[where], np.take(y, where)
-        got_x[~from_left] *= -1.0
-        got_low = np.where(from_left, low[block, 0], -high[block, 0])
+        got_x, got_y = np.take(np.where(left, -x, x), where), np.take(y, where)
         layout = []
         for sy, y_low in ((1.0, low[:, 1]), (-1.0, -high[:, 1])):
+            lowest = np.concatenate([low[:, 0], -high[:, 0]]) + np.concatenate([y_low, y_low])
             raw = sent_x + sy * sent_y
-            shifted = raw - (sent_low + np.concatenate([y_low, y_low]))[:, None]
+            shifted = raw - lowest[:, None]
             got_raw = got_x + sy * got_y
-            got_shifted = got_raw - (got_low + y_low[block])
+            got_shifted = got_raw - np.take(lowest, run)
             senders = runs if sy > 0 else runs[:, ::-1]
             if sy < 0:
                 raw, shifted = raw[:, ::-1], shifted[:, ::-1]
-            layout.append((flat[senders].ravel(), raw.ravel(), shifted.ravel(), got_raw,
-                           got_shifted, start + (counted if sy > 0 else half - counted)))
+            layout.append((np.take(flat, senders).ravel(), raw.ravel(), shifted.ravel(),
+                           got_raw, got_shifted,
+                           start + (counted if sy > 0 else half - counted)))
         yield _SweepLevel(half, 2 * blocks, float(np.max((high - low).sum(axis=1))),
                           *zip(*layout, strict=True))
 
@@ -194,13 +200,13 @@ def _sweep_2d(points: np.ndarray, weights: np.ndarray, gammas: Sequence[float]) 
         shape = (channels, level.runs, level.half)
         sums = np.empty((channels, level.runs, level.half + 1))
         flat_sums = sums.reshape(channels, -1)
-        source_w = [padded_w[:, rows] for rows in level.source_rows]
+        source_w = [np.take(padded_w, rows, axis=1) for rows in level.source_rows]
         source_lw = None
         for g, gamma in enumerate(gammas):
             a = 2.0 * float(gamma)
             in_logs = level.spread / a > _SWEEP_SAFE_RANGE
             if in_logs and source_lw is None:
-                source_lw = [log_w[:, rows] for rows in level.source_rows]
+                source_lw = [np.take(log_w, rows, axis=1) for rows in level.source_rows]
             for s in (0, 1):  # s_y = 1, then −1
                 if in_logs:  # Σ exp(lw_i + w_i) as log-sum-exp, then exp(that − w_j)
                     terms = source_lw[s] + level.source_raw[s] / a
