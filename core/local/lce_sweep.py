@@ -121,7 +121,8 @@ def _sweep_levels(points: np.ndarray) -> Iterator[_SweepLevel]:
 
 
 def _prefix(values: np.ndarray, forward: bool, in_logs: bool) -> np.ndarray:
-    """Inclusive prefix sums (or log-sum-exp) along the last axis, forwards or backwards."""
+    """Inclusive prefix sums (or log-sum-exp) along the last axis, forwards or backwards
+    (d = 1)."""
     if not forward:
         values = values[..., ::-1]
     total = np.logaddexp.accumulate(values, axis=-1) if in_logs else np.cumsum(values, axis=-1)
@@ -139,39 +140,45 @@ def sweep_sums_bin(points: np.ndarray, weights: np.ndarray, gammas: Sequence[flo
     of a factor of i and a factor of j. So each quadrant's sum is a weighted 2-D dominance sum,
     computed by divide and conquer on the x ranks: at level k, every block of 2^(k+1)
     consecutive x ranks sends its lower half's weights to its upper half (or back, for
-    s_x = −1) with one prefix sum per block along the y order (forwards for s_y = 1, backwards
-    for s_y = −1). Every pair is counted at exactly one level, in exactly one quadrant. To
-    stay in float64 range each block's terms are scaled by ``exp(w − min_block w)`` when the
-    block's spread of ``w/a`` allows, and summed as logarithms (``logaddexp``) when it does
-    not (small γ). d = 1 is the same with one block and no y. Time O(m log² m)… O(m log m)
-    per γ after an O(m log² m) layout shared by every γ; memory O(m log m).
+    s_x = −1) with one prefix sum along the y order (forwards for s_y = 1, backwards for
+    s_y = −1) over the half that sends, which each row of the other half reads at its place
+    (:class:`_SweepLevel`). Every pair is counted at exactly one level, in exactly one
+    quadrant. To stay in float64 range each block's terms are scaled by
+    ``exp(w − min_block w)`` when the level's largest spread of ``w/a`` allows, and summed as
+    logarithms (``logaddexp``) when it does not (small γ). d = 1 is the same with one block
+    and no y. Time O(m log² m)… O(m log m) per γ after an O(m log² m) layout shared by every
+    γ; memory O(m) beyond the result.
     """
-    m, d = points.shape
+    if points.shape[1] == 1:
+        return _sweep_1d(points, weights, gammas)
+    return _sweep_2d(points, weights, gammas)
+
+
+def _sweep_1d(points: np.ndarray, weights: np.ndarray, gammas: Sequence[float]) -> np.ndarray:
+    m = points.shape[0]
     channels = weights.shape[0]
     result = np.empty((len(gammas), channels, m))
     padded_w = np.hstack([weights, np.zeros((channels, 1))])
     with np.errstate(divide="ignore"):
         log_w = np.log(padded_w)
-    if d == 1:
-        order = np.lexsort((np.arange(m), points[:, 0]))
-        x = points[order, 0]
-        w_sorted, lw_sorted = padded_w[:, order], log_w[:, order]
-        for g, gamma in enumerate(gammas):
-            scaled = x / gamma
-            total = w_sorted.copy()
-            for sign in (1.0, -1.0):  # i before j (x_i ≤ x_j), then i after j
-                w = sign * scaled
-                terms = lw_sorted + w
-                shifted = np.full_like(terms, -np.inf)
-                if sign > 0:
-                    shifted[:, 1:] = _prefix(terms, True, True)[:, :-1]
-                else:
-                    shifted[:, :-1] = _prefix(terms, False, True)[:, 1:]
-                with np.errstate(over="ignore", invalid="ignore"):
-                    total += np.exp(shifted - w)
-            result[g][:, order] = total
-        return result
-    return _sweep_2d(points, weights, gammas)
+    order = np.lexsort((np.arange(m), points[:, 0]))
+    x = points[order, 0]
+    w_sorted, lw_sorted = padded_w[:, order], log_w[:, order]
+    for g, gamma in enumerate(gammas):
+        scaled = x / gamma
+        total = w_sorted.copy()
+        for sign in (1.0, -1.0):  # i before j (x_i ≤ x_j), then i after j
+            w = sign * scaled
+            terms = lw_sorted + w
+            shifted = np.full_like(terms, -np.inf)
+            if sign > 0:
+                shifted[:, 1:] = _prefix(terms, True, True)[:, :-1]
+            else:
+                shifted[:, :-1] = _prefix(terms, False, True)[:, 1:]
+            with np.errstate(over="ignore", invalid="ignore"):
+                total += np.exp(shifted - w)
+        result[g][:, order] = total
+    return result
 
 
 def _prefix_runs(terms: np.ndarray, sums: np.ndarray, in_logs: bool) -> None:
