@@ -77,11 +77,11 @@ def _sweep_levels(points: np.ndarray) -> Iterator[_SweepLevel]:
         real = flat != m
         left = real & (((np.take(rank, flat) >> k) & 1) == 0)
         x, y = np.take(px, flat), np.take(py, flat)
-        low = np.column_stack([np.where(real, x, np.inf).reshape(shape).min(axis=1),
-                               np.where(real, y, np.inf).reshape(shape).min(axis=1)])
-        high = np.column_stack([np.where(real, x, -np.inf).reshape(shape).max(axis=1),
-                                np.where(real, y, -np.inf).reshape(shape).max(axis=1)])
-        x[~real], y[~real] = low[-1, 0], low[-1, 1]  # padding: inside the last block's box
+        last = (blocks - 1) * width  # the last block's first row, a real one
+        x[m:], y[m:] = x[last], y[last]  # so the padding leaves its minimum and maximum
+        low = np.column_stack([x.reshape(shape).min(axis=1), y.reshape(shape).min(axis=1)])
+        high = np.column_stack([x.reshape(shape).max(axis=1), y.reshape(shape).max(axis=1)])
+        x[m:], y[m:] = low[-1, 0], low[-1, 1]  # padding: inside the last block's box
         # the senders' positions in `flat`, in runs (s_x = 1's, then s_x = −1's); at each
         # position, how many of the other half's senders its block has before it
         runs = np.full((2 * blocks, half), min(m, flat.size - 1))  # a padding position
