@@ -142,7 +142,7 @@ def sweep_sums_bin(points: np.ndarray, weights: np.ndarray, gammas: Sequence[flo
     consecutive x ranks sends its lower half's weights to its upper half (or back, for
     s_x = −1) with one prefix sum along the y order (forwards for s_y = 1, backwards for
     s_y = −1) over the half that sends, which each row of the other half reads at its place
-    (:class:`_SweepLevel`). Every pair is counted at exactly one level, in exactly one
+    (``_SweepLevel``). Every pair is counted at exactly one level, in exactly one
     quadrant. To stay in float64 range each block's terms are scaled by
     ``exp(w − min_block w)`` when the level's largest spread of ``w/a`` allows, and summed as
     logarithms (``logaddexp``) when it does not (small γ). d = 1 is the same with one block
