@@ -3,6 +3,7 @@
     .venv/bin/python -m benchmarks.lce [--n 10000] [--n-large 200000] [--full-exact]
     .venv/bin/python -m benchmarks.lce calibrate
     .venv/bin/python -m benchmarks.lce pieces --before DIR [--rows 1000000] [--repeats 2]
+    .venv/bin/python -m benchmarks.lce sweep --before DIR [--rows 1000000] [--repeats 2]
 
 ``calibrate`` times the three LCE methods on 100,000 rows of a 2-D embedding (15 confidence
 bins, best of three) and prints the per-operation costs next to the fixed ones that
@@ -33,6 +34,12 @@ of each piece (the best of the runs), their ratio, and the largest relative diff
 the two codes' results (every number of the sections, the curve, the LCB values and the
 trends).
 
+``sweep`` times the exact sweep alone (:func:`core.local.lce_sweep.sweep_sums_bin`) on the
+inputs the MLCE curve gives it in that audit (the sample's 2-D map, each confidence bin at
+the curve's γ that the plan sweeps), the ``--before`` tree's module and this tree's
+alternately in one process: CPU seconds, their ratio, the largest relative difference of the
+sums and how many are equal to the bit.
+
 Target (DESIGN.md): LCE for n = 10,000 in under 1 s on two cores.
 """
 
@@ -53,7 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import measure, row
+from benchmarks.common import load, measure, row
 from core.data.simulations import spatially_miscalibrated_classifier as classifier
 from core.kernels.engine import whole_machine
 from core.kernels.tiles import kernel_matmul
@@ -219,19 +226,14 @@ def calibrate(n: int = 100_000) -> None:
 PIECES = ("lce_section", "lcb_section", "lcb_trends (profile_of)")
 
 
-def pieces_run(data_path: str, out: str) -> None:
-    """One process: the three pieces on the table at ``data_path``, one after the other,
-    timed (CPU and wall seconds), their results pickled to ``out``. Imports only names
-    that the base branch's ``core`` has too."""
-    from core.audit import OnceStore
-    from core.audit.landscape import lce_section
-    from core.audit.local_bias import ProfileSettings, lcb_section, profile_of
+def _audited(data_path: str):
+    """The audit, its settings, the audited part and the feature columns of the table at
+    ``data_path``, as the command line reads them (imports only names the base's ``core``
+    has too)."""
     from core.audit.rows import audit_part, feature_columns
-    from core.audit.settings import LocalBiasSettings
     from core.cli import audit as audit_command
     from core.cli import entry
     from core.data.simulations import SCALE_FEATURES
-    from core.report.charts import TREND_DEGREE, TREND_RESAMPLES
 
     options = entry.build_parser().parse_args(
         ["audit", data_path, "--label", "label", "--prob", "prob", "--features",
@@ -239,7 +241,20 @@ def pieces_run(data_path: str, out: str) -> None:
     audit = audit_command.load_audit(options)
     settings = audit_command.audit_settings_from_options(options, audit)
     data, _ = audit_part(audit, settings.part)
-    features = feature_columns(audit, settings.features)
+    return audit, settings, data, feature_columns(audit, settings.features)
+
+
+def pieces_run(data_path: str, out: str) -> None:
+    """One process: the three pieces on the table at ``data_path``, one after the other,
+    timed (CPU and wall seconds), their results pickled to ``out``. Imports only names
+    that the base branch's ``core`` has too."""
+    from core.audit import OnceStore
+    from core.audit.landscape import lce_section
+    from core.audit.local_bias import ProfileSettings, lcb_section, profile_of
+    from core.audit.settings import LocalBiasSettings
+    from core.report.charts import TREND_DEGREE, TREND_RESAMPLES
+
+    audit, settings, data, features = _audited(data_path)
     times, results = {}, {}
 
     def timed(name, call):  # the best of two runs (a loaded machine's noise is one-sided)
@@ -291,16 +306,11 @@ def pieces(rows: int, repeats: int, before: Path) -> None:
     """The three pieces with the core of the tree ``before`` and with this tree's, alternately,
     in fresh processes on the same file: CPU and wall seconds, ratios, largest relative
     differences."""
-    from benchmarks.common import load
-    from benchmarks.streaming import ROW_GROUP
-    from core.data.simulations import scale_table
-
     here = Path(__file__).resolve().parents[1]
     base = before.name
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        path = root / "scale.parquet"
-        scale_table(rows).to_parquet(path, index=False, row_group_size=ROW_GROUP)
+        path = _scale_parquet(rows, root)
         tree = root / "base"
         shutil.copytree(before / "core", tree / "core")
         shutil.copytree(here / "benchmarks", tree / "benchmarks")  # only core differs
@@ -343,12 +353,77 @@ def pieces(rows: int, repeats: int, before: Path) -> None:
     print(load())
 
 
+def _scale_parquet(rows: int, folder: Path) -> Path:
+    from benchmarks.streaming import ROW_GROUP
+    from core.data.simulations import scale_table
+
+    path = folder / "scale.parquet"
+    scale_table(rows).to_parquet(path, index=False, row_group_size=ROW_GROUP)
+    return path
+
+
+def sweep(rows: int, repeats: int, before: Path) -> None:
+    """The exact sweep alone (:func:`core.local.lce_sweep.sweep_sums_bin`) on the MLCE
+    curve's inputs in the audit of the scale table: its sample's 2-D map, cut into the
+    confidence bins, at the curve's γ that the plan gives the sweep. The ``before`` tree's
+    module and this tree's, alternately in this process, every bin at those γ in one call
+    each as ``_sweep_signed`` makes them: CPU seconds (the best of ``repeats``), ratio, the
+    largest relative difference and how many sums are equal to the bit."""
+    import importlib.util
+
+    from core import metrics
+    from core.audit import OnceStore
+    from core.audit.landscape import CURVE_GAMMAS, LCE_BINS, feature_map, lce_rows
+    from core.local.lce_plan import plan_methods
+    from core.local.lce_sweep import sweep_sums_bin
+
+    with tempfile.TemporaryDirectory() as folder:
+        _, settings, data, features = _audited(str(_scale_parquet(rows, Path(folder))))
+    landscape = settings.landscape(features)
+    coords, _ = OnceStore().section(feature_map, data, landscape)
+    conf, correct = metrics.confidence_outcome(data.probs, data.y, "top-label")
+    sample = lce_rows(data.n, landscape.seed)
+    if sample is not None:
+        conf, correct, coords = conf[sample], correct[sample], coords[sample]
+    prepared = _prepare(conf, correct, coords, LCE_BINS)
+    plans = plan_methods(prepared.features, CURVE_GAMMAS, landscape.computation, None,
+                         LCE_BINS, prepared.bin_sizes)
+    gammas = [g for g, plan in zip(CURVE_GAMMAS, plans, strict=True) if plan.name == "sweep"]
+    spec = importlib.util.spec_from_file_location("before_lce_sweep",
+                                                  before / "core" / "local" / "lce_sweep.py")
+    old = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = old  # its dataclasses look their module up
+    spec.loader.exec_module(old)
+    bins = sorted(prepared.groups, key=len, reverse=True)
+    inputs = [(prepared.features[r], np.vstack([prepared.residual[r] + 1.0, np.ones(r.size)]))
+              for r in bins]
+    print(f"n = {rows:,}: {coords.shape[0]:,} sampled rows in {len(bins)} bins "
+          f"({', '.join(f'{r.size:,}' for r in bins)}), {len(gammas)} γ by the sweep "
+          f"({gammas[0]:.4g} … {gammas[-1]:.4g}); {load()}", flush=True)
+    best, sums = {}, {}
+    for _ in range(repeats):
+        for name, call in ((before.name, old.sweep_sums_bin), ("this branch", sweep_sums_bin)):
+            start = time.process_time()
+            sums[name] = [call(points, weights, gammas) for points, weights in inputs]
+            best[name] = min(best.get(name, math.inf), time.process_time() - start)
+    same = sum(int((a == b).sum()) for a, b in zip(*sums.values(), strict=True))
+    total = sum(a.size for a in sums[before.name])
+    worst = max(_relative(b, a) for a, b in zip(*sums.values(), strict=True))
+    print(f"CPU s, best of {repeats}: {before.name} {best[before.name]:.2f}, this branch "
+          f"{best['this branch']:.2f}, ratio {best[before.name] / best['this branch']:.2f}x; "
+          f"largest relative difference {worst:.2e}, {same:,} of {total:,} sums equal to the "
+          f"bit; {load()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", choices=("calibrate", "pieces", "pieces-run"),
+    parser.add_argument("command", nargs="?",
+                        choices=("calibrate", "pieces", "pieces-run", "sweep"),
                         help="calibrate: the LCE plan's per-operation costs; pieces: the "
                              "audit's local pieces at 10⁶ rows, base's code against this "
-                             "branch's (pieces-run: one process of it)")
+                             "branch's (pieces-run: one process of it); sweep: the exact "
+                             "sweep alone on the audit's LCE inputs, base's against this "
+                             "branch's")
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--n-large", type=int, default=200_000)
     parser.add_argument("--gamma", type=float, default=0.2)
@@ -357,8 +432,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--before", type=Path,
-                        help="pieces: a copy of the code compared (git archive REV | tar -x -C "
-                             "DIR)")
+                        help="pieces, sweep: a copy of the code compared (git archive REV | "
+                             "tar -x -C DIR)")
     parser.add_argument("--data")
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -369,6 +444,11 @@ def main() -> None:
         if args.before is None:
             parser.error("pieces needs --before DIR (git archive REV | tar -x -C DIR)")
         pieces(args.rows, args.repeats, args.before)
+        return
+    if args.command == "sweep":
+        if args.before is None:
+            parser.error("sweep needs --before DIR (git archive REV | tar -x -C DIR)")
+        sweep(args.rows, args.repeats, args.before)
         return
     if args.command == "pieces-run":
         pieces_run(args.data, args.out)
