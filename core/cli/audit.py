@@ -177,11 +177,9 @@ def run_audit_command(options: argparse.Namespace, stream: TextIO) -> int:
     """The ``audit`` command: streamed (:func:`core.cli.streamed.should_stream`) or in memory,
     audited, reported; the exit status."""
     streamed = should_stream(options)
-    # the figure browser starts on the core that reading the table leaves free (at the end
-    # of an audit both cores are busy until the last section)
-    renderer().warm_up()
     methods = check_methods(getattr(options, "recalibrate", ()))
     if streamed:
+        renderer().warm_up()  # the figure browser starts while the first batches are read
         if options.members:
             raise ValueError(
                 "--member cannot be used with a streamed table (a folder, a "
@@ -190,6 +188,10 @@ def run_audit_command(options: argparse.Namespace, stream: TextIO) -> int:
                 "'calibration-atlas credal' on a sample of the table instead.")
         return run_streamed(options, methods, stream)
     audit = load_audit(options)
+    # the figure browser starts with the audit, not while the table is read: its start holds
+    # the interpreter for a moment, which the single thread reading the table then waits for
+    # (measured on a 10⁶-row table: 0.8 s less in all, the median of 7 pairs of runs)
+    renderer().warm_up()
     settings = audit_settings_from_options(options, audit)
     return run(audit, settings, options.out, options.formats, stream, methods,
                getattr(options, "fail_on", None), getattr(options, "resamples", None) or 100)
