@@ -192,7 +192,8 @@ def calibration_tests(probs: np.ndarray, y: np.ndarray, notion: str, class_index
                             computation=computation, n_features=TEST_FEATURES)
     tests = {
         "consistency": consistency,
-        "block": skce_test(probs, y, method="block"),
+        # the same median-heuristic bandwidth, not computed again
+        "block": skce_test(probs, y, consistency.parameters["bandwidth"], method="block"),
         # the bound test needs only the statistic the consistency test already computed
         "bound": bound_test(consistency.statistic, len(y), consistency.parameters["bandwidth"]),
         "hosmer-lemeshow": hosmer_lemeshow(conf, outcome),
