@@ -14,6 +14,7 @@ from scipy import stats
 from sklearn.calibration import calibration_curve
 
 from core import metrics
+from core.metrics.binning import grouped_sums
 from core.metrics.bootstrap import SortedScore
 from core.metrics.intervals import binomial_interval, jeffreys_interval, wilson_interval
 
@@ -797,3 +798,17 @@ def test_a_large_bin_takes_the_cornish_fisher_band_of_its_calibrated_count() -> 
     # the counts' discreteness
     assert abs(second["band_low"] - drawn_low) <= 3.5 / q.size
     assert abs(second["band_high"] - drawn_high) <= 3.5 / q.size
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 7), min_size=0, max_size=200), st.booleans(),
+       st.integers(0, 2**32 - 1))
+def test_grouped_sums_are_bincounts(ids: list[int], presort: bool, seed: int) -> None:
+    # rows sorted by their group are summed segment by segment (np.add.reduceat), others by
+    # np.bincount: the same sums to rounding, empty groups 0, whatever the order
+    ids = np.array(sorted(ids) if presort else ids, dtype=np.int64)
+    weights = [np.random.default_rng(seed).normal(size=ids.size) * 10.0 ** k for k in (0, 3)]
+    for got, w in zip(grouped_sums(ids, weights, 9), weights, strict=True):
+        np.testing.assert_allclose(got, np.bincount(ids, w, minlength=9), rtol=1e-12,
+                                   atol=1e-12 * (np.abs(w).sum() + 1.0))
+        assert got.shape == (9,)

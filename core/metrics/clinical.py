@@ -29,6 +29,7 @@ from scipy import stats
 from scipy.special import expit
 
 from core.data.validation import logit, resolvable_bound
+from core.metrics.binning import grouped_sums
 from core.metrics.intervals import check_level
 from core.metrics.scores import one_confidence_per_row
 
@@ -69,8 +70,8 @@ def _weighted_points(conf: np.ndarray, outcome: np.ndarray
     cell = np.minimum((conf * CELLS).astype(np.int64), CELLS - 1)
     counts = np.bincount(cell, minlength=CELLS).astype(np.float64)
     used = counts > 0
-    x = np.bincount(cell, conf, CELLS)[used] / counts[used]
-    return x, counts[used], np.bincount(cell, outcome, CELLS)[used]
+    conf_sums, outcome_sums = grouped_sums(cell, (conf, outcome), CELLS)
+    return conf_sums[used] / counts[used], counts[used], outcome_sums[used]
 
 
 def _neighbour_distance(x: np.ndarray, cumulative: np.ndarray, at: np.ndarray,

@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
 from core.data.validation import check_count, check_positive, check_probs_labels, check_seed
+from core.metrics.binning import grouped_sums
 from core.metrics.intervals import bootstrap_interval, check_level
 from core.metrics.scores import (
     confidence_outcome_of,
@@ -73,7 +74,7 @@ class _Gridded:
         x = conf * m
         left = np.minimum(x.astype(np.int64), m - 1)
         frac = x - left
-        right, rest = left + 1, 1.0 - frac  # each row's share of its two nodes
+        rest = 1.0 - frac  # each row's share of its two nodes, left and left + 1
         if weights is None:
             total = float(conf.shape[0])
             resid = (outcome - conf) / total
@@ -84,8 +85,9 @@ class _Gridded:
             mass = weights / total
         periods = np.empty((2, 2 * m))
         for row, values in enumerate((resid, mass)):
-            grid = (np.bincount(left, values * rest, minlength=m + 1)
-                    + np.bincount(right, values * frac, minlength=m + 1))
+            on_left, on_right = grouped_sums(left, (values * rest, values * frac), m + 1)
+            grid = on_left
+            grid[1:] += on_right[:-1]  # a row's share of node left + 1
             periods[row, : m + 1] = grid
             periods[row, m + 1:] = grid[m - 1:0:-1]  # the mirror image 2 − t
             periods[row, 0] += grid[0]  # the images of 0 and 1 fall on themselves
