@@ -172,6 +172,15 @@ _PDF_PAGE_FROM_SVG = r"""function(svg, width, height, scale) {
 }"""
 
 
+def _checked(response: dict) -> dict:
+    """A DevTools response, or a RuntimeError with its error (a failed command, or a script
+    that threw or rejected)."""
+    problem = response.get("error") or response.get("result", {}).get("exceptionDetails")
+    if problem:
+        raise RuntimeError(str(problem)[:300])
+    return response
+
+
 def _kaleido_class(kaleido):
     """kaleido's ``Kaleido``, reloading its page after every :data:`RELOAD_EVERY`-th figure
     instead of after each one, and drawing a PNG or PDF from the figure's SVG.
@@ -217,12 +226,8 @@ def _kaleido_class(kaleido):
             script = _PNG_FROM_SVG if fmt == "png" else _PDF_PAGE_FROM_SVG
             tab = await self._get_kaleido_tab()
             try:
-                response = await tools.exec_js_fn(tab.tab, tab._current_js_id, script, svg,
-                                                  width, height, scale)
-                problem = response.get("error") or \
-                    response.get("result", {}).get("exceptionDetails")
-                if problem:
-                    raise RuntimeError(str(problem)[:300])
+                response = _checked(await tools.exec_js_fn(tab.tab, tab._current_js_id, script,
+                                                           svg, width, height, scale))
                 data = response["result"]["result"]["value"]
                 if fmt == "pdf":
                     data = await tools.print_pdf(tab.tab)
@@ -249,20 +254,14 @@ async def _printed_page(browser, page: Path) -> bytes:
     """``page`` printed to PDF on a new tab of ``browser`` (closed again), offline and without
     scripts, with the options of ``chromium --print-to-pdf --no-pdf-header-footer``: the
     page's ``@page`` size, backgrounds, no header or footer."""
-    def checked(response: dict) -> dict:
-        problem = response.get("error") or response.get("result", {}).get("exceptionDetails")
-        if problem:
-            raise RuntimeError(str(problem)[:300])
-        return response
-
     tab = await browser.create_tab("about:blank")
     try:
         for command, params in _STATIC_PAGE:
-            checked(await tab.send_command(command, params=params))
+            _checked(await tab.send_command(command, params=params))
         loaded = tab.subscribe_once("Page.loadEventFired")
-        checked(await tab.send_command("Page.navigate", params={"url": page.as_uri()}))
+        _checked(await tab.send_command("Page.navigate", params={"url": page.as_uri()}))
         await loaded
-        response = checked(await tab.send_command("Page.printToPDF", params={
+        response = _checked(await tab.send_command("Page.printToPDF", params={
             "printBackground": True, "preferCSSPageSize": True, "displayHeaderFooter": False}))
         return base64.b64decode(response["result"]["data"])
     finally:

@@ -11,6 +11,7 @@ offline, scripts off, the same print options; the same pages pixel for pixel, me
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import tempfile
 from pathlib import Path
@@ -54,8 +55,8 @@ def html_to_pdf(html: str, browser: str | None = None, timeout: float = PRINT_TI
         Seconds before giving up.
     renderer : FigureRenderer, optional
         A figure renderer whose browser prints a static ``html`` (no ``<script``) on a tab
-        of its own (:meth:`~core.report.export.FigureRenderer.print_page`); otherwise, and
-        for a page with scripts, a Chromium is started for the print.
+        of its own (:meth:`~core.report.export.FigureRenderer.print_page`); otherwise, for
+        a page with scripts, or where the tab fails, a Chromium is started for the print.
 
     Returns
     -------
@@ -76,7 +77,8 @@ def html_to_pdf(html: str, browser: str | None = None, timeout: float = PRINT_TI
         source, target = root / "report.html", root / "report.pdf"
         source.write_text(html, encoding="utf-8")
         if renderer is not None and renderer.prints_pages and "<script" not in html.lower():
-            return renderer.print_page(source, timeout)
+            with contextlib.suppress(ExportError):  # else printed as below
+                return renderer.print_page(source, timeout)
         command = print_command(browser, source, target, root / "profile")
         try:
             finished = subprocess.run(command, capture_output=True, timeout=timeout,
