@@ -84,10 +84,12 @@ class _Gridded:
             resid = weights * (outcome - conf) / total
             mass = weights / total
         periods = np.empty((2, 2 * m))
-        for row, values in enumerate((resid, mass)):
-            on_left, on_right = grouped_sums(left, (values * rest, values * frac), m + 1)
-            grid = on_left
-            grid[1:] += on_right[:-1]  # a row's share of node left + 1
+        # each row's shares of its nodes left and left + 1, both rows' in one grouping
+        shares = grouped_sums(left, (resid * rest, resid * frac, mass * rest, mass * frac),
+                              m + 1)
+        for row in range(2):
+            grid, on_right = shares[2 * row], shares[2 * row + 1]
+            grid[1:] += on_right[:-1]
             periods[row, : m + 1] = grid
             periods[row, m + 1:] = grid[m - 1:0:-1]  # the mirror image 2 − t
             periods[row, 0] += grid[0]  # the images of 0 and 1 fall on themselves

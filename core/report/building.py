@@ -171,14 +171,14 @@ def _built_and_drawn(result: AuditResult, audit: AuditData, progress: Progress
     building the next ones (the LCB trends' bootstrap, plotly's templates) runs while the
     browser draws."""
     pages: dict[str, list] = {}  # page → its figures with their drawings, in DRAWING_ORDER
+    done = 0
     with ThreadPoolExecutor(2) as pool:
         for name, page in zip(DRAWING_ORDER, page_figures(result, audit, DRAWING_ORDER),
                               strict=True):
-            pages[name] = []
+            pages[name] = [(item, pool.submit(export_figure, item.figure, "svg", item.title))
+                           for item in page]
             for item in page:
-                pages[name].append((item, pool.submit(export_figure, item.figure, "svg",
-                                                      item.title)))
-                done = sum(len(figures) for figures in pages.values())
+                done += 1
                 progress(min(0.9, done / _EXPECTED_FIGURES), f"Figure {item.title} (SVG)…")
         in_order = [pair for name in REPORT_PAGES for pair in pages[name]]  # the report's order
         figures = tuple(unique_keys([item for item, _ in in_order]))  # keys made unique

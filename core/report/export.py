@@ -24,6 +24,7 @@ import os
 import shutil
 import threading
 import zipfile
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -363,26 +364,17 @@ class FigureRenderer:
         figure = vector_traces(figure)
         width, height = export_size(figure)
         scale = scale if scale is not None else (PNG_SCALE if fmt == "png" else 1)
-        with self._lock:
-            if self._kaleido is None:
-                self._start()
-            loop, browser = self._loop, self._kaleido
-        if svg is not None and fmt != "svg" and hasattr(browser, "from_svg"):
-            drawing = browser.from_svg(svg.decode("utf-8"), fmt, width, height, float(scale))
-        else:
+
+        def drawing(browser):
+            if svg is not None and fmt != "svg" and hasattr(browser, "from_svg"):
+                return browser.from_svg(svg.decode("utf-8"), fmt, width, height, float(scale))
             opts = {"format": fmt, "width": width, "height": height, "scale": scale}
-            drawing = browser.calc_fig(figure, opts=opts)
-        future = asyncio.run_coroutine_threadsafe(drawing, loop)
-        try:
-            data = future.result(self.timeout)
-        except TimeoutError:
-            future.cancel()
-            raise ExportError(f"Drawing the figure as {fmt.upper()} took longer than "
-                              f"{self.timeout:g} s; try HTML, or a figure with fewer "
-                              "points.") from None
-        except Exception as error:
-            raise ExportError(f"The figure could not be drawn as {fmt.upper()} "
-                              f"({type(error).__name__}: {error}).") from None
+            return browser.calc_fig(figure, opts=opts)
+
+        data = self._run(drawing, self.timeout,
+                         f"Drawing the figure as {fmt.upper()} took longer than "
+                         f"{self.timeout:g} s; try HTML, or a figure with fewer points.",
+                         f"The figure could not be drawn as {fmt.upper()}")
         return opaque_png(bytes(data)) if fmt == "png" else bytes(data)
 
     @property
@@ -408,20 +400,27 @@ class FigureRenderer:
         bytes
             The PDF file.
         """
+        return self._run(lambda browser: _printed_page(browser, page), timeout,
+                         f"Chromium did not finish printing the report to PDF within "
+                         f"{timeout:g} s.", "The report could not be printed to PDF")
+
+    def _run(self, job: Callable[[object], Awaitable], timeout: float, too_long: str,
+             failed: str) -> object:
+        """``job(browser)`` awaited on the browser's loop (the browser started if need be),
+        its result within ``timeout`` seconds; an :class:`ExportError` saying ``too_long``,
+        or ``failed`` and why."""
         with self._lock:
             if self._kaleido is None:
                 self._start()
             loop, browser = self._loop, self._kaleido
-        future = asyncio.run_coroutine_threadsafe(_printed_page(browser, page), loop)
+        future = asyncio.run_coroutine_threadsafe(job(browser), loop)
         try:
             return future.result(timeout)
         except TimeoutError:
             future.cancel()
-            raise ExportError(f"Chromium did not finish printing the report to PDF within "
-                              f"{timeout:g} s.") from None
+            raise ExportError(too_long) from None
         except Exception as error:
-            raise ExportError(f"The report could not be printed to PDF "
-                              f"({type(error).__name__}: {error}).") from None
+            raise ExportError(f"{failed} ({type(error).__name__}: {error}).") from None
 
     def close(self) -> None:
         """Close the browser (a later :meth:`render` starts a new one)."""
