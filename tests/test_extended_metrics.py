@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.data.validation import sigmoid
 from core.metrics import clinical, cumulative, decomposition, smooth
@@ -97,3 +99,42 @@ def test_the_fast_paths_give_the_general_results() -> None:
         assert parts.refinement == pytest.approx(score(recalibrated), rel=1e-13)
         assert parts.uncertainty == pytest.approx(score(np.full(5_000, outcome.mean())),
                                                   rel=1e-13)
+
+
+def _repeated_and_counted(conf: np.ndarray, outcome: np.ndarray, seed: int
+                          ) -> tuple[dict[str, float], dict[str, float]]:
+    """One bootstrap resample's rows, evaluated on the rows repeated by their counts and on
+    the counts over the sorted rows (the bootstrap's form)."""
+    from core.metrics.extended import _ResampledRows, _values
+
+    order = np.argsort(conf, kind="stable")
+    conf, outcome = conf[order], outcome[order]
+    n = conf.shape[0]
+    counts = np.bincount(np.random.default_rng(seed).integers(0, n, n), minlength=n)
+    repeated = _values(np.repeat(conf, counts), np.repeat(outcome, counts), "positive")
+    return repeated, _ResampledRows(conf, outcome, "positive")(counts.astype(np.uint8))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 400), st.sampled_from([1, 2, 15]), st.integers(0, 2**32 - 1))
+def test_a_resample_from_its_counts_equals_its_repeated_rows(n: int, decimals: int,
+                                                             seed: int) -> None:
+    # ties (1 or 2 decimals) and none; a resample leaving out whole tied runs; n ≤ CELLS
+    rng = np.random.default_rng(seed)
+    conf = np.round(rng.uniform(0.0, 1.0, n), decimals)
+    outcome = (rng.random(n) < conf ** 1.2).astype(np.float64)
+    repeated, counted = _repeated_and_counted(conf, outcome, seed)
+    for key, value in repeated.items():  # the same sums in another order: rounding only
+        assert counted[key] == pytest.approx(value, rel=1e-11, abs=1e-14), key
+
+
+@pytest.mark.parametrize("decimals", [3, 15])
+def test_a_large_resample_from_its_counts_equals_its_repeated_rows(decimals: int) -> None:
+    # above clinical.CELLS rows the ICI pools rows into cells; the smooth grid's nodes hold
+    # many rows each
+    rng = np.random.default_rng(decimals)
+    conf = np.round(rng.beta(0.7, 0.9, 20_000), decimals)
+    outcome = (rng.random(20_000) < conf ** 1.3).astype(np.float64)
+    repeated, counted = _repeated_and_counted(conf, outcome, 5)
+    for key, value in repeated.items():
+        assert counted[key] == pytest.approx(value, rel=1e-11, abs=1e-14), key

@@ -14,7 +14,7 @@ from scipy import stats
 from sklearn.calibration import calibration_curve
 
 from core import metrics
-from core.metrics.binning import grouped_sums
+from core.metrics.binning import SortedGroups, grouped_sums
 from core.metrics.bootstrap import SortedScore
 from core.metrics.intervals import binomial_interval, jeffreys_interval, wilson_interval
 
@@ -812,3 +812,16 @@ def test_grouped_sums_are_bincounts(ids: list[int], presort: bool, seed: int) ->
         np.testing.assert_allclose(got, np.bincount(ids, w, minlength=9), rtol=1e-12,
                                    atol=1e-12 * (np.abs(w).sum() + 1.0))
         assert got.shape == (9,)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 5), min_size=1, max_size=60), st.integers(0, 2**32 - 1))
+def test_sorted_groups_sum_rows_of_weights(ids: list[int], seed: int) -> None:
+    # runs found once, then any (k, n) weights summed per group; one row per group (the
+    # bootstrap's distinct confidences) is the rows themselves
+    for groups in (np.array(sorted(ids)), np.arange(len(ids))):
+        size = int(groups[-1]) + 1
+        weights = np.random.default_rng(seed).normal(size=(3, groups.size))
+        got = SortedGroups(groups, size).sums(weights)
+        want = [np.bincount(groups, w, minlength=size) for w in weights]
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)

@@ -29,7 +29,7 @@ from scipy import stats
 from scipy.special import expit
 
 from core.data.validation import logit, resolvable_bound
-from core.metrics.binning import grouped_sums
+from core.metrics.binning import SortedGroups, grouped_sums
 from core.metrics.intervals import check_level
 from core.metrics.scores import one_confidence_per_row
 
@@ -101,7 +101,13 @@ def lowess_curve(conf: np.ndarray, outcome: np.ndarray, span: float = 2 / 3,
     most 0.001 of the range of x the weighted mean is used instead — both as R's ``lowess``
     (``clowess``).
     """
-    x, counts, sums = _weighted_points(conf, outcome)
+    return _lowess_of_points(*_weighted_points(conf, outcome), span)
+
+
+def _lowess_of_points(x: np.ndarray, counts: np.ndarray, sums: np.ndarray, span: float
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`lowess_curve` of the sorted distinct points ``x`` holding ``counts`` rows whose
+    outcomes sum to ``sums``."""
     n = counts.sum()
     q = int(min(max(np.floor(span * n + 1e-7), 2), n))
     at = x if x.shape[0] <= FIT_POINTS else np.linspace(x[0], x[-1], FIT_POINTS)
@@ -180,9 +186,48 @@ def ici(probs: ArrayLike, y: ArrayLike, span: float = 2 / 3, notion: str | None 
 def ici_of(conf: np.ndarray, outcome: np.ndarray, span: float = 2 / 3) -> dict[str, float]:
     """:func:`ici` of one validated (confidence, outcome) pair (no input checks)."""
     at, fitted = lowess_curve(conf, outcome, span)
-    errors = np.abs(np.interp(conf, at, fitted) - conf)
-    return {"ici": float(errors.mean()), "e50": float(np.median(errors)),
-            "e90": float(np.quantile(errors, 0.9)), "emax": float(errors.max())}
+    return _error_summary(np.abs(np.interp(conf, at, fitted) - conf))
+
+
+def _error_summary(errors: np.ndarray) -> dict[str, float]:
+    """ICI, E50, E90 and Emax of the rows' errors ``e_i = |ĉ(p_i) − p_i|`` (type-7 quantiles,
+    both from one partition)."""
+    e50, e90 = np.quantile(errors, [0.5, 0.9])
+    return {"ici": float(errors.mean()), "e50": float(e50), "e90": float(e90),
+            "emax": float(errors.max())}
+
+
+class ResampledIci:
+    """:func:`ici_of` of bootstrap resamples of one (confidence, outcome) pair whose rows are
+    sorted by confidence, each resample given by its rows' counts.
+
+    The rows' cells (or distinct values, at most ``CELLS`` rows) are found once; a resample
+    then costs one weighted segmented sum over the rows
+    (:class:`~core.metrics.binning.SortedGroups`), the lowess fit on the cells, and the
+    errors of the rows repeated by their counts — the value :func:`ici_of` gives on those
+    rows, to rounding.
+    """
+
+    def __init__(self, conf: np.ndarray, outcome: np.ndarray, span: float = 2 / 3) -> None:
+        n = conf.shape[0]
+        self._conf, self._span = conf, span
+        if n <= CELLS:  # as _weighted_points: the distinct predictions themselves
+            self._values, ids = np.unique(conf, return_inverse=True)
+            columns = (np.ones(n), outcome)
+        else:
+            self._values = None
+            ids = np.minimum((conf * CELLS).astype(np.int64), CELLS - 1)
+            columns = (np.ones(n), conf, outcome)
+        self._columns = np.stack(columns)
+        self._groups = SortedGroups(ids, CELLS if self._values is None else self._values.size)
+
+    def __call__(self, counts: np.ndarray) -> dict[str, float]:
+        sums = self._groups.sums(self._columns * counts)
+        used = sums[0] > 0
+        x = sums[1, used] / sums[0, used] if self._values is None else self._values[used]
+        at, fitted = _lowess_of_points(x, sums[0, used], sums[-1, used], self._span)
+        errors = np.abs(np.interp(self._conf, at, fitted) - self._conf)
+        return _error_summary(np.repeat(errors, counts))
 
 
 # --------------------------------------------------------------------------- logistic models

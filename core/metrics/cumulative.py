@@ -106,10 +106,32 @@ def _sorted_path(conf: np.ndarray, outcome: np.ndarray
 
 def cumulative_extremes(conf: np.ndarray, outcome: np.ndarray) -> tuple[float, float]:
     """``(G, H)`` of one validated (confidence, outcome) pair: the KS and Kuiper statistics
-    of :func:`cumulative_differences` without the path (the extended metrics' bootstrap)."""
-    _, _, path = _sorted_path(conf, outcome)
+    of :func:`cumulative_differences` without the path."""
+    return _extremes(_sorted_path(conf, outcome)[2])
+
+
+def _extremes(path: np.ndarray) -> tuple[float, float]:
+    """``(G, H)`` of a path without its leading 0."""
     return (float(max(np.abs(path).max(), 0.0)),
             float(max(path.max(), 0.0) - min(path.min(), 0.0)))
+
+
+class ResampledExtremes:
+    """:func:`cumulative_extremes` of bootstrap resamples of one (confidence, outcome) pair
+    whose rows are sorted by confidence, each resample given by its rows' counts.
+
+    The path of a resample is ``C = (1/n) cumsum(w_i (y_i − p_i))`` read at the ends of the
+    tied runs; a run the resample leaves out repeats the value before it (or the leading 0),
+    which changes neither extreme, so every resample is read at the same ends, found once.
+    """
+
+    def __init__(self, conf: np.ndarray, outcome: np.ndarray) -> None:
+        self._residuals = outcome - conf
+        self._ends = np.flatnonzero(np.append(conf[1:] != conf[:-1], True))
+
+    def __call__(self, counts: np.ndarray) -> tuple[float, float]:
+        path = np.cumsum(self._residuals * counts)[self._ends] / self._residuals.shape[0]
+        return _extremes(path)
 
 
 def _differences(conf: np.ndarray, outcome: np.ndarray, notion: str) -> CumulativeDifferences:

@@ -30,6 +30,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import isotonic_regression
 from scipy.special import xlog1py, xlogy
 
+from core.metrics.binning import SortedGroups
 from core.metrics.scores import nll_rows, one_confidence_per_row
 
 #: Forecasts are clipped to [EPS, 1 − EPS] in the log loss, as in :func:`core.metrics.binned.nll`.
@@ -109,18 +110,68 @@ def decompose_of(conf: np.ndarray, outcome: np.ndarray, rule: str, notion: str,
     when it is already known (it is the same for every proper score)."""
     if recalibrated is None:
         recalibrated = isotonic_recalibration(conf, outcome)
-    base = float(outcome.mean())
-    climate = _climate(base, rule)
     if rule == "brier":
         score, refined = _brier(conf, outcome), _brier(recalibrated, outcome)
     else:
         score = _log_loss(conf, outcome, clip=True)
         refined = _log_loss(recalibrated, outcome, clip=False)
+    return _decomposition(score, refined, float(outcome.mean()), rule, notion)
+
+
+def _decomposition(score: float, refined: float, base: float, rule: str,
+                   notion: str) -> Decomposition:
+    """The decomposition of mean score ``score``, ``refined`` after the recalibration, on
+    outcomes with mean ``base``."""
+    climate = _climate(base, rule)
     # PAV can only improve on the forecast and on the constant ȳ (a non-decreasing function);
     # clipping at 0 removes rounding of order 1e-17.
     return Decomposition(score=score, reliability=max(score - refined, 0.0),
                          resolution=max(climate - refined, 0.0), uncertainty=climate,
                          refinement=refined, rule=rule, notion=notion)
+
+
+class ResampledDecompositions:
+    """The Brier and log-loss decompositions (:func:`decompose_of`) of bootstrap resamples of
+    one (confidence, outcome) pair whose rows are sorted by confidence, each resample given
+    by its rows' counts (summing to the rows).
+
+    The tied runs of confidences and every row's two scores are found once. A resample pools
+    its rows by distinct confidence with one weighted segmented sum
+    (:class:`~core.metrics.binning.SortedGroups`), fits PAV to the values it holds, and scores
+    the recalibration per value: a value ``v`` held ``N_v`` times with ``S_v`` positive
+    outcomes (outcomes are 0 or 1) is recalibrated to its PAV block's ``p̂_b``, so each
+    block adds ``S_b(1 − p̂_b)² + (N_b − S_b)p̂_b²`` to the Brier sum and
+    ``−S_b log p̂_b − (N_b − S_b) log(1 − p̂_b)`` to the log loss's (``N_b``, ``S_b``: the
+    block's rows and positive outcomes). The values are
+    :func:`decompose_of`'s on the rows repeated by their counts, to rounding.
+    """
+
+    def __init__(self, conf: np.ndarray, outcome: np.ndarray, notion: str) -> None:
+        _, ids, _ = distinct_values(conf)
+        self._groups = SortedGroups(ids, int(ids[-1]) + 1)
+        self._outcome, self._notion = outcome, notion
+        self._scores = np.stack([(conf - outcome) ** 2, nll_rows(conf, outcome, EPS)])
+
+    def __call__(self, counts: np.ndarray) -> tuple[Decomposition, Decomposition]:
+        """The Brier and the log-loss decompositions of one resample."""
+        held, positive = self._groups.sums(np.stack([counts, counts * self._outcome]))
+        used = np.flatnonzero(held > 0)
+        held, positive = held.take(used), positive.take(used)
+        pav = isotonic_regression(positive / held, weights=held, increasing=True)
+        # p̂ is constant on PAV's blocks: score each block once
+        starts = pav.blocks[:-1]
+        fitted = np.clip(pav.x.take(starts), 0.0, 1.0)
+        block_held, block_positive = pav.weights, np.add.reduceat(positive, starts)
+        block_negative = block_held - block_positive
+        n = block_held.sum()
+        brier_refined = float(np.sum(block_positive * (1.0 - fitted) ** 2
+                                     + block_negative * fitted ** 2) / n)
+        log_refined = float(-np.sum(xlogy(block_positive, fitted)
+                                    + xlogy(block_negative, 1.0 - fitted)) / n)
+        brier_score, log_score = self._scores @ counts / n
+        base = float(block_positive.sum() / n)
+        return (_decomposition(float(brier_score), brier_refined, base, "brier", self._notion),
+                _decomposition(float(log_score), log_refined, base, "log", self._notion))
 
 
 def brier_decomposition(probs: ArrayLike, y: ArrayLike, notion: str | None = None,

@@ -35,7 +35,7 @@ fixed point is found by Brent's method to 10⁻⁶ (the reference code bisects t
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,7 +43,7 @@ from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
 from core.data.validation import check_count, check_positive, check_probs_labels, check_seed
-from core.metrics.binning import grouped_sums
+from core.metrics.binning import SortedGroups, grouped_sums
 from core.metrics.intervals import bootstrap_interval, check_level
 from core.metrics.scores import (
     confidence_outcome_of,
@@ -64,17 +64,29 @@ DENSITY_FLOOR = 1e-9
 # --------------------------------------------------------------------------- the grid
 
 
+def _nodes(conf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's left grid node and its shares of that node and the next: ``(left, 1 − frac,
+    frac)`` with ``conf·m = left + frac``."""
+    m = GRID_INTERVALS
+    x = conf * m
+    left = np.minimum(x.astype(np.int64), m - 1)
+    frac = x - left
+    return left, 1.0 - frac, frac
+
+
 class _Gridded:
     """Residual and prediction masses of one (confidence, outcome) vector on the grid,
-    mirrored into one period of the reflected kernel; one FFT each, reused for every σ."""
+    mirrored into one period of the reflected kernel: their spectra (one FFT each), reused for
+    every σ."""
 
-    def __init__(self, conf: np.ndarray, outcome: np.ndarray,
-                 weights: np.ndarray | None = None) -> None:
-        m = GRID_INTERVALS
-        x = conf * m
-        left = np.minimum(x.astype(np.int64), m - 1)
-        frac = x - left
-        rest = 1.0 - frac  # each row's share of its two nodes, left and left + 1
+    def __init__(self, spectra: np.ndarray) -> None:
+        self.spectra = spectra
+
+    @classmethod
+    def of_rows(cls, conf: np.ndarray, outcome: np.ndarray,
+                weights: np.ndarray | None = None) -> _Gridded:
+        """The rows' masses gridded (``weights``: each row's weight, default 1)."""
+        left, rest, frac = _nodes(conf)
         if weights is None:
             total = float(conf.shape[0])
             resid = (outcome - conf) / total
@@ -83,18 +95,9 @@ class _Gridded:
             total = float(weights.sum())
             resid = weights * (outcome - conf) / total
             mass = weights / total
-        periods = np.empty((2, 2 * m))
         # each row's shares of its nodes left and left + 1, both rows' in one grouping
-        shares = grouped_sums(left, (resid * rest, resid * frac, mass * rest, mass * frac),
-                              m + 1)
-        for row in range(2):
-            grid, on_right = shares[2 * row], shares[2 * row + 1]
-            grid[1:] += on_right[:-1]
-            periods[row, : m + 1] = grid
-            periods[row, m + 1:] = grid[m - 1:0:-1]  # the mirror image 2 − t
-            periods[row, 0] += grid[0]  # the images of 0 and 1 fall on themselves
-            periods[row, m] += grid[m]
-        self.spectra = np.fft.rfft(periods, axis=1)
+        return cls(_spectra(grouped_sums(
+            left, (resid * rest, resid * frac, mass * rest, mass * frac), GRID_INTERVALS + 1)))
 
     def smoothed(self, sigma: float, rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
         """The smoothed rows on the evaluation grid ``t_j = j/m`` (:func:`_evaluation_intervals`):
@@ -107,6 +110,22 @@ class _Gridded:
     def smooth_ece(self, sigma: float) -> float:
         residual, t = self.smoothed(sigma, slice(0, 1))
         return float(np.trapezoid(np.abs(residual[0]), t))
+
+
+def _spectra(shares: Sequence[np.ndarray]) -> np.ndarray:
+    """The two periods' spectra from the node sums ``(residual on left nodes, residual on right
+    nodes, mass on left, mass on right)``: the right shares moved one node on, each grid
+    mirrored into one period [0, 2) of the reflected kernel, one real FFT each."""
+    m = GRID_INTERVALS
+    periods = np.empty((2, 2 * m))
+    for row in range(2):
+        grid, on_right = shares[2 * row], shares[2 * row + 1]
+        grid[1:] += on_right[:-1]
+        periods[row, : m + 1] = grid
+        periods[row, m + 1:] = grid[m - 1:0:-1]  # the mirror image 2 − t
+        periods[row, 0] += grid[0]  # the images of 0 and 1 fall on themselves
+        periods[row, m] += grid[m]
+    return np.fft.rfft(periods, axis=1)
 
 
 def _evaluation_intervals(sigma: float) -> int:
@@ -189,14 +208,36 @@ def select_bandwidth(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
     if len(pairs) > 1:
         raise ValueError("The bandwidth is chosen for one confidence at a time: with the "
                          "'classwise' notion pass class_index to choose the class.")
-    return _fixed_point(_Gridded(*pairs[0]))
+    return _fixed_point(_Gridded.of_rows(*pairs[0]))
 
 
 def smooth_ece_of(conf: np.ndarray, outcome: np.ndarray) -> tuple[float, float]:
     """``(smECE_σ*, σ*)`` of one validated (confidence, outcome) pair (no input checks)."""
-    gridded = _Gridded(conf, outcome)
+    gridded = _Gridded.of_rows(conf, outcome)
     sigma = _fixed_point(gridded)
     return gridded.smooth_ece(sigma), sigma
+
+
+class ResampledSmoothEce:
+    """``smECE_σ*`` of bootstrap resamples of one (confidence, outcome) pair whose rows are
+    sorted by confidence, each resample given by its rows' counts (summing to the rows).
+
+    Each row's shares of its two grid nodes are computed once; a resample then costs one
+    weighted segmented sum over the rows (:class:`~core.metrics.binning.SortedGroups`) and
+    the FFTs of the fixed-point search. The value is :func:`smooth_ece_of` of the rows repeated
+    by their counts, to rounding (the same shares, summed in another order).
+    """
+
+    def __init__(self, conf: np.ndarray, outcome: np.ndarray) -> None:
+        left, rest, frac = _nodes(conf)
+        n = conf.shape[0]
+        resid, mass = (outcome - conf) / n, 1.0 / n
+        self._shares = np.stack([resid * rest, resid * frac, mass * rest, mass * frac])
+        self._groups = SortedGroups(left, GRID_INTERVALS + 1)
+
+    def __call__(self, counts: np.ndarray) -> float:
+        gridded = _Gridded(_spectra(self._groups.sums(self._shares * counts)))
+        return gridded.smooth_ece(_fixed_point(gridded))
 
 
 def smooth_ece(probs: ArrayLike, y: ArrayLike, bandwidth: float | None = None,
@@ -226,7 +267,7 @@ def smooth_ece(probs: ArrayLike, y: ArrayLike, bandwidth: float | None = None,
     pairs, _ = _pairs(probs, y, notion, class_index)
     values = []
     for conf, outcome in pairs:
-        gridded = _Gridded(conf, outcome)
+        gridded = _Gridded.of_rows(conf, outcome)
         values.append(gridded.smooth_ece(_fixed_point(gridded) if sigma is None else sigma))
     return float(np.mean(values))
 
@@ -325,7 +366,7 @@ def smooth_reliability(
     seed = check_seed(seed)
     conf, outcome, notion = one_confidence_per_row(probs, y, notion, class_index,
                                                    "A smooth reliability diagram")
-    gridded = _Gridded(conf, outcome)
+    gridded = _Gridded.of_rows(conf, outcome)
     chosen = _fixed_point(gridded) if sigma is None else sigma
     value = gridded.smooth_ece(chosen)
     t = np.linspace(0.0, 1.0, n_points)
@@ -340,7 +381,7 @@ def smooth_reliability(
         values = np.empty(n_resamples)
         for r in range(n_resamples):
             counts = np.bincount(rng.integers(0, n, n), minlength=n).astype(np.float64)
-            resample = _Gridded(conf, outcome, counts)
+            resample = _Gridded.of_rows(conf, outcome, counts)
             curves[r] = _curve(resample, chosen, t)[0]
             values[r] = resample.smooth_ece(_fixed_point(resample) if sigma is None else sigma)
             if progress is not None and (r + 1) % 10 == 0:
