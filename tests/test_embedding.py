@@ -396,3 +396,25 @@ def test_cache_key_rejects_bad_input():
         embedding_cache_key("f00d", "lda", 2, 0)
     with pytest.raises(TypeError, match="cache key"):
         embedding_cache_key("f00d", "pca", 2, 0, data=object())
+
+
+@pytest.mark.parametrize("shape", [(50, 1), (300, 3), (2_000, 5), (40, 7)])
+def test_pca_map_is_scikit_learns(shape: tuple[int, int]) -> None:
+    # the full SVD, its sign convention, the projection and the variance shares of
+    # sklearn.decomposition.PCA(svd_solver="full"), to the bit
+    from sklearn.decomposition import PCA
+
+    from core.local.embedding.method_pca import fit_pca
+
+    rng = np.random.default_rng(shape[0])
+    X = rng.normal(size=shape) @ rng.normal(size=(shape[1], shape[1])) + 3.0
+    fit_rows = np.sort(rng.choice(shape[0], size=shape[0] // 2, replace=False))
+    k = min(2, shape[1])
+    ours = fit_pca(X, fit_rows, k)
+    theirs = PCA(n_components=k, svd_solver="full").fit(X[fit_rows])
+    np.testing.assert_array_equal(ours.components_, theirs.components_)
+    np.testing.assert_array_equal(ours.explained_variance_ratio_,
+                                  theirs.explained_variance_ratio_)
+    np.testing.assert_array_equal(ours.transform(X), theirs.transform(X))
+    with pytest.raises(ValueError, match="missing or infinite"):
+        ours.transform(np.full((1, shape[1]), np.nan))

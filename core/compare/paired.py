@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from core.data.distributions import norm_ppf, norm_sf
 from core.metrics.scores import brier_rows, nll_rows
 
 #: Probability floor of the per-row log loss (as ``core.metrics.nll``).
@@ -82,9 +82,9 @@ def normal_inference(value_a: float, value_b: float, difference: float, variance
                      std_error: float, alpha: float, method: str) -> PairedDifference:
     """Wald interval ``difference ± z_{1−α/2}·se`` and p-value ``2Φ(−|difference|/se)``; a zero
     standard error (identical models) gives p = 1 for a zero difference, 0 otherwise."""
-    z = stats.norm.ppf(1.0 - alpha / 2.0)
+    z = norm_ppf(1.0 - alpha / 2.0)
     if std_error > 0:
-        p_value = float(2.0 * stats.norm.sf(abs(difference) / std_error))
+        p_value = float(2.0 * norm_sf(abs(difference) / std_error))
     else:
         p_value = 1.0 if difference == 0 else 0.0
     return PairedDifference(

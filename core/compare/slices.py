@@ -43,8 +43,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
+from core.data.distributions import norm_isf, norm_sf, t_isf, t_sf
 from core.local.slice_resampling import RowScores, slice_sums
 from core.local.slice_space import DEFAULT_RANGES, SliceFamily, enumerate_slices
 from core.stattests.multiple_testing import max_t_threshold, single_step_p_values
@@ -141,14 +141,14 @@ def slice_differences(
         safe = np.where(se > 0, se, 1.0)
         t = np.where(se > 0, mean / safe, 0.0)
         # Student-t tails on the normal scale of the Gaussian multipliers (module docstring)
-        observed.append(stats.norm.isf(stats.t.sf(np.abs(t), df)))
+        observed.append(norm_isf(t_sf(np.abs(t), df)))
         resampled = sums[:, k * draws:(k + 1) * draws] - mean[:, None] * xi_sums
         null.append(np.abs(resampled / (size * safe)[:, None]))
         parts[criterion] = (mean, se, t)
     null_matrix = np.vstack(null)
     adjusted_all = single_step_p_values(np.concatenate(observed), null_matrix)
     critical = max_t_threshold(null_matrix, alpha)
-    half = stats.t.isf(stats.norm.sf(critical), df)  # the critical tail, back on t's scale
+    half = t_isf(norm_sf(critical), df)  # the critical tail, back on t's scale
     names, tables = compared.names, []
     for k, (criterion, (mean, se, t)) in enumerate(parts.items()):
         adjusted = adjusted_all[k * size.size:(k + 1) * size.size]
@@ -161,7 +161,7 @@ def slice_differences(
             "slice": names, "kind": compared.kinds, "rows": size.astype(int),
             "value_a": S @ scores_a / size, "value_b": S @ scores_b / size, "difference": mean,
             "ci_low": mean - half * se, "ci_high": mean + half * se,
-            "p_value": 2.0 * stats.norm.sf(np.abs(t)), "p_adjusted": adjusted,
+            "p_value": 2.0 * norm_sf(np.abs(t)), "p_adjusted": adjusted,
             "direction": direction, "bias_a": S @ bias_a / size, "bias_b": S @ bias_b / size,
             "criterion": criterion,
         }))

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
+from core.data.distributions import average_ranks
 from core.data.table import MAX_LEVELS, MISSING_LEVEL, is_categorical
 
 #: Fewest training rows a class needs before its confinement counts: if the share of the
@@ -41,7 +41,7 @@ def rank_auc(score: np.ndarray, positive: np.ndarray) -> float:
     n_neg = positive.size - n_pos
     if n_pos == 0 or n_neg == 0:
         return float("nan")
-    ranks = rankdata(score)
+    ranks = average_ranks(score)
     return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
-from scipy import stats
 
 from core.compare.comparison import CRITERION_NAMES, ComparisonResult
+from core.data.distributions import norm_ppf
 from core.figures.palette import GAP_COLOR, OBSERVED_COLOR, PREDICTED_COLOR
 
 #: Champion (A) and challenger (B) colours.
@@ -128,7 +128,7 @@ def differences_figure(table: pd.DataFrame, alpha: float = 0.05) -> go.Figure:
         hovertemplate="%{y}: B − A = %{customdata[0]:.4g} (p = %{customdata[1]:.3g})"
                       "<extra></extra>"))
     figure.add_vline(x=0, line=dict(color="black", width=1))
-    critical = float(stats.norm.ppf(1.0 - alpha / 2.0))
+    critical = float(norm_ppf(1.0 - alpha / 2.0))
     for edge in (-critical, critical):
         figure.add_vline(x=edge, line=dict(color=PREDICTED_COLOR, dash="dot", width=1))
     figure.update_layout(height=300, margin=dict(l=10, r=10, t=30, b=10), showlegend=False,

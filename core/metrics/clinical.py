@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 from scipy.special import expit
 
+from core.data.distributions import norm_ppf
 from core.data.validation import logit, resolvable_bound
 from core.metrics.binning import SortedGroups, grouped_sums
 from core.metrics.intervals import check_level
@@ -339,7 +339,7 @@ def calibration_slope(probs: ArrayLike, y: ArrayLike, level: float = 0.95,
     z = confidence_logit(conf)
     joint = logistic_fit(z, outcome, fit_slope=True)
     offset = logistic_fit(z, outcome, fit_slope=False)
-    crit = float(stats.norm.ppf(0.5 + level / 2))
+    crit = float(norm_ppf(0.5 + level / 2))
     slope_se = float(np.sqrt(joint.covariance[1, 1]))
     intercept_se = float(np.sqrt(offset.covariance[0, 0]))
     return {

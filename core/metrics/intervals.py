@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
 
+from core.data.distributions import beta_ppf, norm_ppf
 from core.data.validation import check_choice
 
 INTERVALS = ("wilson", "jeffreys")
@@ -59,7 +59,7 @@ def wilson_interval(
     """
     level = check_level(level)
     k, n = _counts(successes, trials)
-    z = stats.norm.ppf(0.5 + level / 2.0)
+    z = norm_ppf(0.5 + level / 2.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         p_hat = k / n
         denom = n + z * z
@@ -90,8 +90,8 @@ def jeffreys_interval(
     empty = n == 0
     a = k + 0.5
     b = np.where(empty, 0.5, n - k + 0.5)
-    low = stats.beta.ppf(alpha / 2.0, a, b)
-    high = stats.beta.ppf(1.0 - alpha / 2.0, a, b)
+    low = beta_ppf(alpha / 2.0, a, b)
+    high = beta_ppf(1.0 - alpha / 2.0, a, b)
     low = np.where(k == 0, 0.0, low)
     high = np.where(k == n, 1.0, high)
     low = np.where(empty, np.nan, low)
@@ -319,7 +319,7 @@ def cornish_fisher_band(count: np.ndarray, mean: np.ndarray, variance: np.ndarra
     Σ c(1 − c)`` and ``third = Σ c(1 − c)(1 − 2c)``: the Cornish–Fisher quantiles
     ``mean + σ(z + γ(z² − 1)/6)`` with skewness ``γ = third/σ³`` (Cornish & Fisher 1938),
     clipped to [0, 1]; NaN for an empty bin."""
-    z = stats.norm.ppf([(1 - level) / 2, (1 + level) / 2])
+    z = norm_ppf([(1 - level) / 2, (1 + level) / 2])
     count = np.asarray(count, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         sd = np.sqrt(np.asarray(variance, dtype=np.float64))

@@ -27,8 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from core.data.distributions import norm_ppf
 from core.data.validation import (
     check_choice,
     check_positive,
@@ -250,7 +250,7 @@ def skce_summary(
         label = f"block({block_size})"
         estimates = block_estimates(Z, R, sigma, block_size)
         value = float(estimates.mean())
-        half = (stats.norm.ppf(0.5 + level / 2) * estimates.std(ddof=1)
+        half = (norm_ppf(0.5 + level / 2) * estimates.std(ddof=1)
                 / np.sqrt(estimates.size)) if estimates.size > 1 else np.inf
         low, high = (value - half, value + half) if n_resamples else (np.nan, np.nan)
     else:

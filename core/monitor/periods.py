@@ -34,8 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy.stats import norm
 
+from core.data.distributions import norm_ppf
 from core.data.groups import MIN_GROUP_ROWS
 from core.data.validation import check_count
 from core.metrics.binning import ece_from_sums
@@ -116,7 +116,7 @@ class CellSums:
         counts, s_p, s_y, s_brier = self.bins
         gap = self.sums[1] / n
         variance = max(self.sums[2] - self.sums[1] * gap, 0.0) / (n - 1) if n > 1 else np.nan
-        half = norm.ppf(0.5 + settings.level / 2.0) * np.sqrt(variance) / np.sqrt(n)
+        half = norm_ppf(0.5 + settings.level / 2.0) * np.sqrt(variance) / np.sqrt(n)
         ece = float(ece_from_sums(counts, s_p, s_y, "l1"))
         brier = float(s_brier.sum() / n)
         ece_low = ece_high = brier_low = brier_high = np.nan

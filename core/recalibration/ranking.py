@@ -42,10 +42,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from core import metrics
 from core.data.audit_data import AuditData
+from core.data.distributions import norm_sf
 from core.data.groups import iter_groups
 from core.data.validation import check_choice, check_count, check_positive, check_seed
 from core.kernels.computation import choose
@@ -249,7 +249,7 @@ def brier_worse_p_value(probs: np.ndarray, reference: np.ndarray, y: np.ndarray)
     spread = float(np.std(d, ddof=1)) if d.size > 1 else 0.0
     if spread == 0.0:
         return 1.0 if float(np.mean(d)) <= 0 else 0.0
-    return float(stats.norm.sf(np.mean(d) / (spread / np.sqrt(d.size))))
+    return float(norm_sf(np.mean(d) / (spread / np.sqrt(d.size))))
 
 
 def _scores(probs: np.ndarray, test: AuditData, coords: np.ndarray | None,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
+from core.data.distributions import chi2_sf, norm_sf
 from core.metrics.clinical import confidence_logit, log_likelihood, logistic_fit, pair
 from core.stattests.result import TestResult
 
@@ -46,7 +46,7 @@ def cox_test(probs: ArrayLike, y: ArrayLike, notion: str | None = None,
     fit = logistic_fit(z, outcome, fit_slope=True)
     statistic = max(0.0, 2.0 * (fit.log_likelihood - log_likelihood(z, outcome)))
     n = conf.shape[0]
-    return TestResult(statistic, float(stats.chi2.sf(statistic, 2)), np.empty(0), "cox", 0, {
+    return TestResult(statistic, float(chi2_sf(statistic, 2)), np.empty(0), "cox", 0, {
         "intercept": fit.intercept, "slope": fit.slope, "degrees_of_freedom": 2,
         "unreliability": (statistic - 2.0) / n, "notion": notion,
     })
@@ -99,6 +99,6 @@ def spiegelhalter_from_sums(numerator: float, variance: float, notion: str) -> T
             "than 0.5; here every prediction is 0, 0.5 or 1, so its variance is 0."
         )
     z = float(numerator / np.sqrt(variance))
-    return TestResult(z, float(2.0 * stats.norm.sf(abs(z))), np.empty(0), "spiegelhalter", 0,
+    return TestResult(z, float(2.0 * norm_sf(abs(z))), np.empty(0), "spiegelhalter", 0,
                       {"alternative": "two-sided", "notion": notion})
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from core.data.distributions import chi2_sf
 from core.data.validation import check_count, check_probs
 from core.metrics.orders import sort_order
 from core.stattests.result import TestResult
@@ -76,7 +76,7 @@ def hosmer_lemeshow_from_sums(observed: np.ndarray, expected: np.ndarray, sizes:
     used = variance > 0
     statistic = float(np.sum((observed[used] - expected[used]) ** 2 / variance[used]))
     df = int(used.sum()) - (2 if fitted_on_this_data else 0)
-    p = float(stats.chi2.sf(statistic, df)) if df > 0 else float("nan")
+    p = float(chi2_sf(statistic, df)) if df > 0 else float("nan")
     return TestResult(statistic, p, np.empty(0), "hosmer-lemeshow", 0,
                       {"groups": int(used.sum()), "degrees_of_freedom": df})
 

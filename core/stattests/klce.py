@@ -31,8 +31,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import stats
 
+from core.data.distributions import norm_sf
 from core.data.validation import check_choice, check_count, check_probs_labels
 from core.kernels import engine
 from core.kernels.computation import plan as computation_plan
@@ -364,7 +364,7 @@ def _block_test(inputs: KernelInputs, block_size: int, reason: str) -> TestResul
     mean = float(estimates.mean())
     se = float(estimates.std(ddof=1) / np.sqrt(estimates.size)) if estimates.size > 1 else np.inf
     z = mean / se if se > 0 else (np.inf if mean > 0 else 0.0)
-    return TestResult(mean, float(stats.norm.sf(z)), np.empty(0), "block", 0, {
+    return TestResult(mean, float(norm_sf(z)), np.empty(0), "block", 0, {
         "prob_bandwidth": inputs.prob_bandwidth, "feature_bandwidth": inputs.feature_bandwidth,
         "spec": inputs.spec, "block_size": block_size, "n_blocks": int(estimates.size),
         "z": float(z), "standard_error": se, "klce": mean, "statistic": "block KLCE²",

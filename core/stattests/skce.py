@@ -8,8 +8,8 @@ asymptotic block z-test and a distribution-free bound test, each a
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
+from core.data.distributions import norm_sf
 from core.data.validation import check_choice, check_count
 from core.kernels import engine
 from core.kernels.computation import plan as computation_plan
@@ -215,7 +215,7 @@ def _block_test(Z: np.ndarray, R: np.ndarray, sigma: float, block_size: int) -> 
     mean = float(estimates.mean())
     se = float(estimates.std(ddof=1) / np.sqrt(estimates.size)) if estimates.size > 1 else np.inf
     z = mean / se if se > 0 else (np.inf if mean > 0 else 0.0)
-    return TestResult(mean, float(stats.norm.sf(z)), np.empty(0), "block", 0, {
+    return TestResult(mean, float(norm_sf(z)), np.empty(0), "block", 0, {
         "bandwidth": sigma, "block_size": block_size, "n_blocks": int(estimates.size),
         "z": float(z), "standard_error": se, "computation": f"block({block_size})",
     })
