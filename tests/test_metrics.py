@@ -825,3 +825,20 @@ def test_sorted_groups_sum_rows_of_weights(ids: list[int], seed: int) -> None:
         got = SortedGroups(groups, size).sums(weights)
         want = [np.bincount(groups, w, minlength=size) for w in weights]
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_sort_order_is_argsort_whatever_was_sorted_before(ties: bool) -> None:
+    # a kept order serves other values it sorts strictly (another kind, 1 − p reversed);
+    # tied values are sorted by their own kind
+    from core.metrics import orders
+
+    rng = np.random.default_rng(int(ties))
+    p = rng.uniform(size=orders.KEPT_FROM + 10)
+    if ties:
+        p = np.round(p, 3)
+    for values, kind in ((p, None), (p.copy(), "stable"), (1.0 - p, None),
+                         (1.0 - p, "stable"), (p[::-1].copy(), None)):
+        got = orders.sort_order(values, kind)
+        np.testing.assert_array_equal(got, np.argsort(values, kind=kind))
+        assert not got.flags.writeable

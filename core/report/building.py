@@ -260,10 +260,17 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
     seconds["html"] = time.perf_counter() - start
 
     # Chromium prints the PDF while the figure files are drawn, on a tab of the browser that
-    # drew the report's figures (a report without drawn figures: in a process of its own)
-    with ThreadPoolExecutor(1, thread_name_prefix="report-pdf") as printer:
-        printing = printer.submit(html_to_pdf, html, renderer=renderer() if images else None) \
+    # drew the report's figures (a report without drawn figures: in a process of its own);
+    # this process writes the JSON and CSV tables meanwhile (it mostly waits for the browser)
+    def tables_text() -> tuple[str, dict[str, str]]:
+        return (report_json(result, audit, comparison, created, user=user, credal=credal),
+                {slug(name): csv_text(frame)
+                 for name, frame in result_tables(result, comparison, credal).items()})
+
+    with ThreadPoolExecutor(2, thread_name_prefix="report-pdf") as beside:
+        printing = beside.submit(html_to_pdf, html, renderer=renderer() if images else None) \
             if pdf else None
+        writing = beside.submit(tables_text)
         start = time.perf_counter()
         drawn = {key: {"svg": image} for key, image in (images or {}).items()}
         files, notes = render_figures(
@@ -272,9 +279,7 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
         notes += html_notes
         seconds["figures"] = time.perf_counter() - start
         report(0.85, "Writing the JSON and CSV tables…")
-        json_text = report_json(result, audit, comparison, created, user=user, credal=credal)
-        tables = {slug(name): csv_text(frame)
-                  for name, frame in result_tables(result, comparison, credal).items()}
+        json_text, tables = writing.result()
 
         pdf_bytes = None
         if printing is not None:
