@@ -98,16 +98,16 @@ def run_audit(audit: AuditData, settings: AuditSettings | None = None,
     # then longest first; at 10⁶ rows the threads end within a second
     # (``python -m benchmarks.streaming lanes``)
     pieces = [
-        Piece(0.20, "Reliability: extended metrics", extended_rows, data, reliability_settings),
-        Piece(0.12, "Local bias", lcb_section, audit, settings.local_bias(features)),
-        Piece(0.19, "LCE landscape", lce_section, data, settings.landscape(features)),
+        Piece(0.19, "Reliability: extended metrics", extended_rows, data, reliability_settings),
+        Piece(0.21, "Local bias", lcb_section, audit, settings.local_bias(features)),
+        Piece(0.12, "LCE landscape", lce_section, data, settings.landscape(features)),
         Piece(0.17, "Trust test", trust_section, data, settings.trust(features)),
         Piece(0.14, "Reliability: metrics and intervals", summary_metrics, data,
               reliability_settings),
         Piece(0.10, "Reliability: tests", test_results, data, reliability_settings),
         Piece(0.05, "Findings", slice_section, data,
               settings.findings(slice_names(audit, features))),
-        Piece(0.03, "Reliability: groups", group_tables, data, reliability_settings),
+        Piece(0.02, "Reliability: groups", group_tables, data, reliability_settings),
         Piece(0.00, "Reliability: bins", binned_table, data, reliability_settings),
     ]
     done, latest = [0.0] * len(pieces), ["Audit: starting…"]
