@@ -53,6 +53,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import tomllib
 
 from benchmarks.common import load, print_level_table
 from core.audit import AuditSettings, run_audit
@@ -388,13 +389,22 @@ def run_command(command: list[str], log_path: Path, workers: list, env: dict | N
             "returncode": child.returncode}
 
 
+def script_code(tree: Path) -> str:
+    """What the tree's ``calibration-atlas`` console script runs (its ``pyproject.toml``'s
+    ``module:function``), as ``python -c`` code: each tree's command as installed."""
+    with open(tree / "pyproject.toml", "rb") as file:
+        target = tomllib.load(file)["project"]["scripts"]["calibration-atlas"]
+    module, function = target.split(":")
+    return f"import sys; from {module} import {function}; sys.exit({function}())"
+
+
 def large(rows: int, workers: int, folder: Path | None, keep: bool, single: bool = False,
           formats: str | None = "png,html", layout: str = "benchmark", stream: bool = False,
           memory: str | None = None, before: Path | None = None, rounds: int = 1) -> None:
     """The command-line audit of a generated table (module doc). With ``before`` (a copy of
     the code to compare with, e.g. ``git archive main | tar -x -C /tmp/main``), the command
     runs ``rounds`` times with that tree's ``core`` and this one's, one after the other
-    (``python -c 'from core.cli import main; main()'`` with the tree first on
+    (the tree's console script, :func:`script_code`, with the tree first on
     ``PYTHONPATH``, the in-run baseline measured before each round), and each run's wall
     time, CPU seconds and ratio to the baseline are printed, then the ratios before/after."""
     base = Path(folder) if folder else Path(tempfile.mkdtemp(prefix="ca-stream-"))
@@ -483,7 +493,6 @@ def compare_trees(options: list[str], before: Path, rounds: int, data: Path, out
     of the ratios to the baselines."""
     here = Path(__file__).resolve().parents[1]
     trees = {"before": before.resolve(), "after": here}
-    code = "import sys; from core.cli import main; sys.exit(main())"
     check = "import core, pathlib; print(pathlib.Path(core.__file__).parents[1])"
     for name, tree in trees.items():  # each tree's command imports its own code
         found = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
@@ -502,7 +511,8 @@ def compare_trees(options: list[str], before: Path, rounds: int, data: Path, out
             env = dict(os.environ, PYTHONPATH=str(tree))
             one = load().removeprefix("load average ")
             # in the tree's folder: ``python -c`` puts the working folder first on the path
-            run = run_command([sys.executable, "-c", code, *options], base / f"{name}.log",
+            run = run_command([sys.executable, "-c", script_code(tree), *options],
+                              base / f"{name}.log",
                               [], env, cwd=tree)
             run["baseline"] = baseline
             runs[name].append(run)

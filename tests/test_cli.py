@@ -215,7 +215,7 @@ def test_console_entry_point_in_a_real_process(tmp_path: Path) -> None:
     assert finished.returncode == 2
     assert "Column 'p' (probability) is not in the table." in finished.stderr
     assert "Traceback" not in finished.stderr
-    assert 'calibration-atlas = "core.cli:main"' in (ROOT / "pyproject.toml").read_text()
+    assert 'calibration-atlas = "core.cli:command"' in (ROOT / "pyproject.toml").read_text()
 
 
 def test_recalibration_comparison_reaches_the_report(table_csv: Path, tmp_path: Path,

@@ -41,5 +41,5 @@ def test_console_script_points_at_the_command_line() -> None:
 
     scripts = {e.name: e for e in metadata.entry_points(group="console_scripts")
                if e.dist is not None and e.dist.name == "calibration-atlas"}
-    assert scripts["calibration-atlas"].value == "core.cli:main"
-    assert scripts["calibration-atlas"].load() is cli.main
+    assert scripts["calibration-atlas"].value == "core.cli:command"
+    assert scripts["calibration-atlas"].load() is cli.command

@@ -58,6 +58,6 @@ Modules, one per command and the parts they share:
   ``--engine``
 """
 
-from core.cli.entry import main
+from core.cli.entry import command, main
 
-__all__ = ["main"]
+__all__ = ["command", "main"]

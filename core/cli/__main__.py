@@ -1,5 +1,5 @@
-"""``python -m core.cli``: the command line (:func:`core.cli.entry.main`)."""
+"""``python -m core.cli``: the command line (:func:`core.cli.entry.command`)."""
 
-from core.cli.entry import main
+from core.cli.entry import command
 
-raise SystemExit(main())
+command()

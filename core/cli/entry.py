@@ -4,6 +4,7 @@ command and turns its errors into an exit status and one sentence."""
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from collections.abc import Sequence
 
@@ -84,3 +85,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream.write(f"\n{PROG}: interrupted.\n")
         return 130
 
+
+def command() -> None:
+    """The ``calibration-atlas`` program: :func:`main` on the process's arguments, then the
+    exit with its status.
+
+    Before the exit every object still alive is frozen (:func:`gc.freeze`), so that the
+    interpreter's collections while it shuts down skip the objects of every module the
+    command imported — about 0.3 s of the command's end, spent freeing nothing (the process
+    is leaving). Exit handlers, threads and files finish as usual. In-process callers (tests,
+    notebooks) call :func:`main`, which leaves the collector alone.
+    """
+    status = main()
+    gc.freeze()
+    sys.exit(status)
