@@ -90,7 +90,7 @@ def command() -> None:
     """The ``calibration-atlas`` program: :func:`main` on the process's arguments, then the
     exit with its status.
 
-    Before the exit every object still alive is frozen (:func:`gc.freeze`), so that the
+    Before the exit every object still alive is frozen (``gc.freeze()``), so that the
     interpreter's collections while it shuts down skip the objects of every module the
     command imported — about 0.3 s of the command's end, spent freeing nothing (the process
     is leaving). Exit handlers, threads and files finish as usual. In-process callers (tests,

@@ -135,15 +135,13 @@ class ResampledDecompositions:
     one (confidence, outcome) pair whose rows are sorted by confidence, each resample given
     by its rows' counts (summing to the rows).
 
-    The tied runs of confidences and every row's two scores are found once. A resample pools
+    The runs of tied confidences and every row's two scores are found once. A resample pools
     its rows by distinct confidence with one weighted segmented sum
     (:class:`~core.metrics.binning.SortedGroups`), fits PAV to the values it holds, and scores
-    the recalibration per value: a value ``v`` held ``N_v`` times with ``S_v`` positive
-    outcomes (outcomes are 0 or 1) is recalibrated to its PAV block's ``p̂_b``, so each
-    block adds ``S_b(1 − p̂_b)² + (N_b − S_b)p̂_b²`` to the Brier sum and
-    ``−S_b log p̂_b − (N_b − S_b) log(1 − p̂_b)`` to the log loss's (``N_b``, ``S_b``: the
-    block's rows and positive outcomes). The values are
-    :func:`decompose_of`'s on the rows repeated by their counts, to rounding.
+    the recalibration block by block: a PAV block of ``N_b`` rows, ``S_b`` of them positive
+    (outcomes are 0 or 1), recalibrated to ``p̂_b``, adds ``S_b(1 − p̂_b)² + (N_b − S_b)p̂_b²``
+    to the Brier sum and ``−S_b log p̂_b − (N_b − S_b) log(1 − p̂_b)`` to the log loss's. The
+    values are :func:`decompose_of`'s on the rows repeated by their counts, to rounding.
     """
 
     def __init__(self, conf: np.ndarray, outcome: np.ndarray, notion: str) -> None:

@@ -53,8 +53,9 @@ def sort_order(values: np.ndarray, kind: str | None = None) -> np.ndarray:
         if order is not None:
             _KEPT.move_to_end(key)
             return order
-    order = _known_strict_order(values, [kept for (_, _, size, _), kept in list(_KEPT.items())
-                                         if size == values.size])
+    with _LOCK:
+        known = [kept for (_, _, size, _), kept in _KEPT.items() if size == values.size]
+    order = _known_strict_order(values, known)
     if order is None:
         order = np.argsort(values, kind=kind)
         order.flags.writeable = False

@@ -267,7 +267,7 @@ def build_report(result: AuditResult, audit: AuditData, comparison: pd.DataFrame
                 {slug(name): csv_text(frame)
                  for name, frame in result_tables(result, comparison, credal).items()})
 
-    with ThreadPoolExecutor(2, thread_name_prefix="report-pdf") as beside:
+    with ThreadPoolExecutor(2, thread_name_prefix="report-beside") as beside:
         printing = beside.submit(html_to_pdf, html, renderer=renderer() if images else None) \
             if pdf else None
         writing = beside.submit(tables_text)
