@@ -207,8 +207,8 @@ class SortedGroups:
 def grouped_sums(ids: np.ndarray, weights: Sequence[np.ndarray], size: int
                  ) -> list[np.ndarray]:
     """``np.bincount(ids, w, minlength=size)`` for every ``w`` of ``weights`` (``ids`` in
-    ``0 … size − 1``). Rows sorted by their group (``ids`` non-decreasing: a bootstrap resample
-    handed over sorted by confidence) are summed group by group with one segmented reduction
+    ``0 … size − 1``). Rows sorted by their group (``ids`` non-decreasing: rows sorted by
+    confidence, gridded or cut into cells) are summed group by group with one segmented reduction
     (:class:`SortedGroups`, pairwise within a group instead of row by row: the same sums to
     rounding, 2–3× faster at 10⁶ rows); other rows by ``np.bincount``."""
     if ids.shape[0] < 2 or not (ids[1:] >= ids[:-1]).all():

@@ -60,18 +60,33 @@ def _check_span(span: object) -> float:
     return value
 
 
+def _point_layout(conf: np.ndarray) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """Each row's fit point: ``(ids, points, values)`` — the sorted distinct predictions
+    (``values``) up to ``CELLS`` rows, else ``CELLS`` cells of width 1/CELLS (``values``
+    ``None``: a cell enters at its rows' mean prediction)."""
+    if conf.shape[0] <= CELLS:
+        values, ids = np.unique(conf, return_inverse=True)
+        return ids, values.shape[0], values
+    return np.minimum((conf * CELLS).astype(np.int64), CELLS - 1), CELLS, None
+
+
+def _points(values: np.ndarray | None, counts: np.ndarray, conf_sums: np.ndarray,
+            outcome_sums: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The fit points holding rows, from the per-point row counts and sums of
+    :func:`_point_layout`'s points: ``(x, counts, outcome sums)``."""
+    used = counts > 0
+    x = conf_sums[used] / counts[used] if values is None else values[used]
+    return x, counts[used], outcome_sums[used]
+
+
 def _weighted_points(conf: np.ndarray, outcome: np.ndarray
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted distinct predictions (or cell means above ``EXACT_ROWS`` rows) with their row
+    """Sorted distinct predictions (or cell means above ``CELLS`` rows) with their row
     counts and outcome sums. Tied rows get equal tricube weights, so pooling them is exact."""
-    if conf.shape[0] <= CELLS:
-        x, inverse, counts = np.unique(conf, return_inverse=True, return_counts=True)
-        return x, counts.astype(np.float64), np.bincount(inverse, outcome, x.shape[0])
-    cell = np.minimum((conf * CELLS).astype(np.int64), CELLS - 1)
-    counts = np.bincount(cell, minlength=CELLS).astype(np.float64)
-    used = counts > 0
-    conf_sums, outcome_sums = grouped_sums(cell, (conf, outcome), CELLS)
-    return conf_sums[used] / counts[used], counts[used], outcome_sums[used]
+    ids, size, values = _point_layout(conf)
+    counts = np.bincount(ids, minlength=size).astype(np.float64)
+    conf_sums, outcome_sums = grouped_sums(ids, (conf, outcome), size)
+    return _points(values, counts, conf_sums, outcome_sums)
 
 
 def _neighbour_distance(x: np.ndarray, cumulative: np.ndarray, at: np.ndarray,
@@ -201,7 +216,7 @@ class ResampledIci:
     """:func:`ici_of` of bootstrap resamples of one (confidence, outcome) pair whose rows are
     sorted by confidence, each resample given by its rows' counts.
 
-    The rows' cells (or distinct values, at most ``CELLS`` rows) are found once; a resample
+    The rows' fit points (:func:`_point_layout`) are found once; a resample
     then costs one weighted segmented sum over the rows
     (:class:`~core.metrics.binning.SortedGroups`), the lowess fit on the cells, and the
     errors of the rows repeated by their counts — the value :func:`ici_of` gives on those
@@ -209,23 +224,15 @@ class ResampledIci:
     """
 
     def __init__(self, conf: np.ndarray, outcome: np.ndarray, span: float = 2 / 3) -> None:
-        n = conf.shape[0]
         self._conf, self._span = conf, span
-        if n <= CELLS:  # as _weighted_points: the distinct predictions themselves
-            self._values, ids = np.unique(conf, return_inverse=True)
-            columns = (np.ones(n), outcome)
-        else:
-            self._values = None
-            ids = np.minimum((conf * CELLS).astype(np.int64), CELLS - 1)
-            columns = (np.ones(n), conf, outcome)
-        self._columns = np.stack(columns)
-        self._groups = SortedGroups(ids, CELLS if self._values is None else self._values.size)
+        ids, size, self._values = _point_layout(conf)
+        self._columns = np.stack([np.ones(conf.shape[0]), conf, outcome])
+        self._groups = SortedGroups(ids, size)
 
     def __call__(self, counts: np.ndarray) -> dict[str, float]:
-        sums = self._groups.sums(self._columns * counts)
-        used = sums[0] > 0
-        x = sums[1, used] / sums[0, used] if self._values is None else self._values[used]
-        at, fitted = _lowess_of_points(x, sums[0, used], sums[-1, used], self._span)
+        at, fitted = _lowess_of_points(*_points(self._values,
+                                                *self._groups.sums(self._columns * counts)),
+                                       self._span)
         errors = np.abs(np.interp(self._conf, at, fitted) - self._conf)
         return _error_summary(np.repeat(errors, counts))
 

@@ -95,13 +95,18 @@ def _sorted_path(conf: np.ndarray, outcome: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(s, ends, C)``: the confidences sorted, the last row of each run of tied ones, and
     the cumulative differences ``C_k`` at those rows (without the leading 0)."""
-    if np.all(conf[:-1] <= conf[1:]):  # already sorted (the bootstrap's resamples are)
+    if np.all(conf[:-1] <= conf[1:]):  # already sorted
         s, o = conf, outcome
     else:  # any order within ties: C is read only at the ends of runs
         order = sort_order(conf)
         s, o = conf[order], outcome[order]
-    ends = np.flatnonzero(np.append(s[1:] != s[:-1], True))  # last row of each tied run
+    ends = _run_ends(s)
     return s, ends, np.cumsum(o - s)[ends] / conf.shape[0]
+
+
+def _run_ends(s: np.ndarray) -> np.ndarray:
+    """The last row of each run of tied values of the sorted ``s``."""
+    return np.flatnonzero(np.append(s[1:] != s[:-1], True))
 
 
 def cumulative_extremes(conf: np.ndarray, outcome: np.ndarray) -> tuple[float, float]:
@@ -127,7 +132,7 @@ class ResampledExtremes:
 
     def __init__(self, conf: np.ndarray, outcome: np.ndarray) -> None:
         self._residuals = outcome - conf
-        self._ends = np.flatnonzero(np.append(conf[1:] != conf[:-1], True))
+        self._ends = _run_ends(conf)
 
     def __call__(self, counts: np.ndarray) -> tuple[float, float]:
         path = np.cumsum(self._residuals * counts)[self._ends] / self._residuals.shape[0]

@@ -53,8 +53,8 @@ class Decomposition:
 
 def distinct_values(conf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``numpy.unique(conf, return_inverse=True, return_counts=True)``: in one pass without
-    a sort when ``conf`` is already sorted (the bootstrap hands its resamples over sorted),
-    else by ``numpy.unique``."""
+    a sort when ``conf`` is already sorted (:class:`ResampledDecompositions`' rows), else by
+    ``numpy.unique``."""
     n = conf.shape[0]
     if n > 1 and not np.all(conf[:-1] <= conf[1:]):
         return np.unique(conf, return_inverse=True, return_counts=True)

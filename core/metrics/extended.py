@@ -24,6 +24,7 @@ from core.kernels.engine import in_threads
 from core.metrics.clinical import ResampledIci, calibration_slope, ici_of
 from core.metrics.cumulative import ResampledExtremes, cumulative_extremes
 from core.metrics.decomposition import (
+    Decomposition,
     ResampledDecompositions,
     decompose_of,
     isotonic_recalibration,
@@ -85,11 +86,17 @@ def _values(conf: np.ndarray, outcome: np.ndarray, notion: str,
     recalibrated = isotonic_recalibration(conf, outcome)  # one PAV serves both scores
     brier = decompose_of(conf, outcome, "brier", notion, recalibrated)
     log = decompose_of(conf, outcome, "log", notion, recalibrated)
-    ks, kuiper = cumulative_extremes(conf, outcome)
-    return {"smooth_ece": smooth, **ici_of(conf, outcome),
+    return _row_values(smooth, ici_of(conf, outcome), brier, log,
+                       cumulative_extremes(conf, outcome))
+
+
+def _row_values(smooth: float, ici: dict[str, float], brier: Decomposition,
+                log: Decomposition, extremes: tuple[float, float]) -> dict[str, float]:
+    """The bootstrapped rows' values by key, from each estimator's result."""
+    return {"smooth_ece": smooth, **ici,
             "brier_rel": brier.reliability, "brier_res": brier.resolution,
             "brier_unc": brier.uncertainty, "log_cal": log.reliability,
-            "log_ref": log.refinement, "cum_ks": ks, "cum_kuiper": kuiper}
+            "log_ref": log.refinement, "cum_ks": extremes[0], "cum_kuiper": extremes[1]}
 
 
 class _ResampledRows:
@@ -103,12 +110,8 @@ class _ResampledRows:
         self._extremes = ResampledExtremes(conf, outcome)
 
     def __call__(self, counts: np.ndarray) -> dict[str, float]:
-        brier, log = self._decompositions(counts)
-        ks, kuiper = self._extremes(counts)
-        return {"smooth_ece": self._smooth(counts), **self._ici(counts),
-                "brier_rel": brier.reliability, "brier_res": brier.resolution,
-                "brier_unc": brier.uncertainty, "log_cal": log.reliability,
-                "log_ref": log.refinement, "cum_ks": ks, "cum_kuiper": kuiper}
+        return _row_values(self._smooth(counts), self._ici(counts),
+                           *self._decompositions(counts), self._extremes(counts))
 
 
 def extended_metrics_table(

@@ -64,14 +64,24 @@ DENSITY_FLOOR = 1e-9
 # --------------------------------------------------------------------------- the grid
 
 
-def _nodes(conf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Each row's left grid node and its shares of that node and the next: ``(left, 1 − frac,
-    frac)`` with ``conf·m = left + frac``."""
+def _node_shares(conf: np.ndarray, outcome: np.ndarray, weights: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's left grid node and its residual's and mass's shares of that node and the
+    next, ``(left, [resid·(1 − frac), resid·frac, mass·(1 − frac), mass·frac])`` with
+    ``conf·m = left + frac``, residual ``w(y − f)/Σw`` and mass ``w/Σw`` (``weights``:
+    each row's ``w``, default 1)."""
     m = GRID_INTERVALS
     x = conf * m
     left = np.minimum(x.astype(np.int64), m - 1)
     frac = x - left
-    return left, 1.0 - frac, frac
+    rest = 1.0 - frac
+    if weights is None:
+        total = float(conf.shape[0])
+        resid, mass = (outcome - conf) / total, 1.0 / total
+    else:
+        total = float(weights.sum())
+        resid, mass = weights * (outcome - conf) / total, weights / total
+    return left, np.stack([resid * rest, resid * frac, mass * rest, mass * frac])
 
 
 class _Gridded:
@@ -86,18 +96,8 @@ class _Gridded:
     def of_rows(cls, conf: np.ndarray, outcome: np.ndarray,
                 weights: np.ndarray | None = None) -> _Gridded:
         """The rows' masses gridded (``weights``: each row's weight, default 1)."""
-        left, rest, frac = _nodes(conf)
-        if weights is None:
-            total = float(conf.shape[0])
-            resid = (outcome - conf) / total
-            mass = np.full(conf.shape[0], 1.0 / total)
-        else:
-            total = float(weights.sum())
-            resid = weights * (outcome - conf) / total
-            mass = weights / total
-        # each row's shares of its nodes left and left + 1, both rows' in one grouping
-        return cls(_spectra(grouped_sums(
-            left, (resid * rest, resid * frac, mass * rest, mass * frac), GRID_INTERVALS + 1)))
+        left, shares = _node_shares(conf, outcome, weights)
+        return cls(_spectra(grouped_sums(left, shares, GRID_INTERVALS + 1)))
 
     def smoothed(self, sigma: float, rows: slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
         """The smoothed rows on the evaluation grid ``t_j = j/m`` (:func:`_evaluation_intervals`):
@@ -229,10 +229,7 @@ class ResampledSmoothEce:
     """
 
     def __init__(self, conf: np.ndarray, outcome: np.ndarray) -> None:
-        left, rest, frac = _nodes(conf)
-        n = conf.shape[0]
-        resid, mass = (outcome - conf) / n, 1.0 / n
-        self._shares = np.stack([resid * rest, resid * frac, mass * rest, mass * frac])
+        left, self._shares = _node_shares(conf, outcome)
         self._groups = SortedGroups(left, GRID_INTERVALS + 1)
 
     def __call__(self, counts: np.ndarray) -> float:
